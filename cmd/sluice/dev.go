@@ -1,0 +1,33 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/sluicehq/sluice/internal/devcluster"
+)
+
+func newDevCommand() *cobra.Command {
+	opts := devcluster.Options{}
+	var logs logFlags
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local control plane with sluice in it, until interrupted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := logs.setup(); err != nil {
+				return err
+			}
+			opts.Out = cmd.OutOrStdout()
+			return devcluster.Run(ctrl.SetupSignalHandler(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.AssetsDir, "assets", "bin/k8s", "folder holding the etcd and kube-apiserver binaries (make tools builds them)")
+	fs.StringVar(&opts.DataDir, "data-dir", "", "folder for etcd data, logs and the kubeconfig; default: a temporary folder")
+	fs.BoolVar(&opts.Keep, "keep", false, "keep the data folder on exit")
+	fs.StringVar(&opts.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig; default: <data-dir>/kubeconfig")
+	fs.BoolVar(&opts.NoSample, "no-sample", false, "don't apply the sample ResourceFlavor, ClusterQueue and LocalQueue")
+	logs.bind(fs)
+	return cmd
+}

@@ -1,0 +1,118 @@
+// Package config holds the generated manifests (CRDs, webhook configurations)
+// and the sample queues, embedded so that `sluice dev` and the tests install
+// exactly what `make generate` produced. It parses; it never talks to a
+// cluster.
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sluicehq/sluice/apis/scheme"
+)
+
+//go:embed crd/bases/*.yaml webhook/manifests.yaml samples/*.yaml
+var files embed.FS
+
+// ValidatingWebhookConfigurationName is the name the kustomize overlay gives
+// the generated validating webhook configuration; embedded copies get it too.
+const ValidatingWebhookConfigurationName = "sluice-validating-webhook-configuration"
+
+// CRDs returns the CustomResourceDefinitions of the kueue.x-k8s.io API.
+func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	paths, err := fs.Glob(files, "crd/bases/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(paths))
+	for _, p := range paths {
+		data, err := files.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", p, err)
+		}
+		crds = append(crds, crd)
+	}
+	return crds, nil
+}
+
+// ValidatingWebhooks returns the validating webhook configuration, named as
+// deployed.
+func ValidatingWebhooks() ([]*admissionv1.ValidatingWebhookConfiguration, error) {
+	docs, err := documents("webhook/manifests.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*admissionv1.ValidatingWebhookConfiguration
+	for _, doc := range docs {
+		probe := struct{ Kind string }{}
+		if err := yaml.Unmarshal(doc, &probe); err != nil {
+			return nil, fmt.Errorf("parsing webhook/manifests.yaml: %w", err)
+		}
+		if probe.Kind != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		vwc := &admissionv1.ValidatingWebhookConfiguration{}
+		if err := yaml.UnmarshalStrict(doc, vwc); err != nil {
+			return nil, fmt.Errorf("parsing webhook/manifests.yaml: %w", err)
+		}
+		vwc.Name = ValidatingWebhookConfigurationName
+		out = append(out, vwc)
+	}
+	return out, nil
+}
+
+// SampleQueues returns the sample ResourceFlavor, ClusterQueue and LocalQueue.
+func SampleQueues() ([]client.Object, error) {
+	docs, err := documents("samples/queues.yaml")
+	if err != nil {
+		return nil, err
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme).UniversalDeserializer()
+	objs := make([]client.Object, 0, len(docs))
+	for _, doc := range docs {
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("parsing samples/queues.yaml: %w", err)
+		}
+		objs = append(objs, obj.(client.Object))
+	}
+	return objs, nil
+}
+
+// documents splits a multi-document YAML file.
+func documents(path string) ([][]byte, error) {
+	data, err := files.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if len(bytes.TrimSpace(doc)) > 0 && !bytes.Equal(bytes.TrimSpace(doc), []byte("---")) {
+			docs = append(docs, doc)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+// Package tools pins the upstream Kubernetes components (kube-apiserver, etcd,
+// kubectl) that `make tools` builds into bin/k8s. Nothing in sluice imports it.
+package tools

@@ -1,0 +1,294 @@
+// Package devcluster runs a local control plane (etcd and kube-apiserver as
+// child processes, from a folder of binaries built by `make tools`) with
+// sluice's CRDs, webhooks and manager in it, for `sluice dev` and end-to-end
+// tests. It owns the lifecycle of those processes and nothing else: the
+// manager it runs is the same one `sluice manager` runs.
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/manager"
+)
+
+// ReadyLinePrefix starts the one line `sluice dev` prints once everything
+// answers; tests and scripts wait for it.
+const ReadyLinePrefix = "sluice dev ready: kubeconfig="
+
+// readyTimeout bounds how long start-up may take before giving up.
+const readyTimeout = 2 * time.Minute
+
+// Options configure a local cluster.
+type Options struct {
+	// AssetsDir holds the etcd and kube-apiserver binaries.
+	AssetsDir string
+	// DataDir holds etcd's data, the logs and the kubeconfig; empty means a
+	// temporary folder.
+	DataDir string
+	// Keep leaves DataDir in place on exit.
+	Keep bool
+	// KubeconfigOut is where the admin kubeconfig goes; empty means
+	// <DataDir>/kubeconfig.
+	KubeconfigOut string
+	// NoSample skips the sample queues.
+	NoSample bool
+	// Out receives the ready line.
+	Out io.Writer
+}
+
+// Run starts the cluster, prints the ready line and blocks until ctx ends,
+// then stops everything it started.
+func Run(ctx context.Context, opts Options) (err error) {
+	if err := checkAssets(opts.AssetsDir); err != nil {
+		return err
+	}
+	dataDir, cleanup, err := prepareDataDir(opts.DataDir, opts.Keep)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	logs, closeLogs, err := openLogs(filepath.Join(dataDir, "logs"))
+	if err != nil {
+		return err
+	}
+	defer closeLogs()
+
+	env, err := newEnvironment(opts.AssetsDir, dataDir, logs)
+	if err != nil {
+		return err
+	}
+	restConfig, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("starting etcd and kube-apiserver (logs in %s): %w", logs.dir, err)
+	}
+	defer func() {
+		if stopErr := env.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("stopping the control plane: %w", stopErr)
+		}
+	}()
+
+	kubeconfigPath := opts.KubeconfigOut
+	if kubeconfigPath == "" {
+		kubeconfigPath = filepath.Join(dataDir, "kubeconfig")
+	}
+	if err := writeAdminKubeconfig(env, restConfig, kubeconfigPath); err != nil {
+		return err
+	}
+
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	managerDone, err := startManager(mgrCtx, env, restConfig)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopManager()
+		if mgrErr := <-managerDone; mgrErr != nil && err == nil {
+			err = mgrErr
+		}
+	}()
+
+	if err := waitUntilReady(ctx, restConfig, !opts.NoSample, managerDone); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "%s%s\n", ReadyLinePrefix, kubeconfigPath)
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case mgrErr := <-managerDone:
+		managerDone <- mgrErr
+		return fmt.Errorf("the manager stopped: %w", mgrErr)
+	}
+}
+
+func checkAssets(dir string) error {
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("%s not found in --assets %s (run `make tools` to build it): %w", name, dir, err)
+		}
+	}
+	return nil
+}
+
+func prepareDataDir(dir string, keep bool) (string, func(), error) {
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "sluice-dev-")
+		if err != nil {
+			return "", nil, fmt.Errorf("creating a data folder: %w", err)
+		}
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("creating --data-dir %s: %w", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() {
+		if !keep {
+			_ = os.RemoveAll(abs)
+		}
+	}
+	return abs, cleanup, nil
+}
+
+func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environment, error) {
+	crds, err := config.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	webhooks, err := config.ValidatingWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
+		WebhookInstallOptions:    envtest.WebhookInstallOptions{ValidatingWebhooks: webhooks},
+		ControlPlaneStartTimeout: time.Minute,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd"), Out: logs.etcd, Err: logs.etcd}
+	env.ControlPlane.APIServer = &envtest.APIServer{Out: logs.apiserver, Err: logs.apiserver}
+	return env, nil
+}
+
+func writeAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, path string) error {
+	admin, err := env.AddUser(envtest.User{Name: "sluice-dev-admin", Groups: []string{"system:masters"}}, restConfig)
+	if err != nil {
+		return fmt.Errorf("creating the admin user: %w", err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("rendering the admin kubeconfig: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the kubeconfig folder: %w", err)
+	}
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return fmt.Errorf("writing the kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// startManager runs the manager in-process, serving its webhooks with the
+// certificates envtest registered in the webhook configuration.
+func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config) (chan error, error) {
+	cfg := configapi.Default()
+	cfg.InternalCertManagement.Enable = ptr.To(false)
+	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost
+	cfg.Webhook.Port = ptr.To(env.WebhookInstallOptions.LocalServingPort)
+	cfg.Webhook.CertDir = env.WebhookInstallOptions.LocalServingCertDir
+	cfg.Metrics.BindAddress = "0"
+	cfg.Health.HealthProbeBindAddress = "0"
+
+	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: *cfg.Namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true})
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return done, nil
+}
+
+// waitUntilReady returns once the manager's webhooks and controllers answer:
+// the sample goes through the webhooks, and its ClusterQueue turns Active
+// through the controllers. Without the sample, a dry-run create of an
+// invalid object must come back rejected by the webhook.
+func waitUntilReady(ctx context.Context, restConfig *rest.Config, applySample bool, managerDone chan error) error {
+	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	poll := func(what string, cond wait.ConditionWithContextFunc) error {
+		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			select {
+			case mgrErr := <-managerDone:
+				managerDone <- mgrErr
+				return false, fmt.Errorf("the manager stopped: %w", mgrErr)
+			default:
+			}
+			return cond(ctx)
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		return nil
+	}
+	if err := poll("the webhooks", func(ctx context.Context) (bool, error) {
+		return webhookRejects(ctx, c), nil
+	}); err != nil {
+		return err
+	}
+	if !applySample {
+		return nil
+	}
+	objs, err := config.SampleQueues()
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("applying sample %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	return poll("the sample ClusterQueue to be active", func(ctx context.Context) (bool, error) {
+		for _, obj := range objs {
+			if cq, ok := obj.(*kueue.ClusterQueue); ok {
+				current := &kueue.ClusterQueue{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(cq), current); err != nil {
+					return false, nil
+				}
+				if !meta.IsStatusConditionTrue(current.Status.Conditions, kueue.ConditionActive) {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
+}
+
+// webhookRejects tells whether the validating webhook answers, by asking it
+// to validate (dry run) a LocalQueue whose clusterQueue only the webhook
+// rejects.
+func webhookRejects(ctx context.Context, c client.Client) bool {
+	probe := &kueue.LocalQueue{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "sluice-dev-readiness-probe"},
+		Spec:       kueue.LocalQueueSpec{ClusterQueue: "Not_A_Valid_Name"},
+	}
+	err := c.Create(ctx, probe, client.DryRunAll)
+	var status apierrors.APIStatus
+	return apierrors.IsInvalid(err) && errors.As(err, &status) &&
+		len(status.Status().Details.Causes) > 0 && status.Status().Details.Causes[0].Field == "spec.clusterQueue"
+}

@@ -1,0 +1,178 @@
+// Package manager assembles a controller-runtime manager from a loaded
+// Configuration: client throttling, leader election, health and metrics
+// endpoints, the webhook server and its certificates, the reconcilers and the
+// webhooks. It owns wiring only; behaviour lives in the packages it wires.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/internal/controller"
+	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
+)
+
+// Names of the webhook configurations whose caBundle the manager keeps
+// current when it manages its own certificates (config/webhook).
+const (
+	ValidatingWebhookConfigurationName = "sluice-validating-webhook-configuration"
+	MutatingWebhookConfigurationName   = "sluice-mutating-webhook-configuration"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// Options are the choices that are not part of the configuration file.
+type Options struct {
+	// EnableWebhooks serves the admission webhooks; off for benchmarks against
+	// a bare API server.
+	EnableWebhooks bool
+}
+
+// New builds a manager with every controller and webhook registered. The
+// caller starts it.
+func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configuration, opts Options) (ctrl.Manager, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	applyClientConnection(restConfig, cfg.ClientConnection)
+
+	le := cfg.LeaderElection
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                        scheme.Scheme,
+		// The certificate rotator reads its Secret through the cache: watch
+		// Secrets of the manager's own namespace only.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{*cfg.Namespace: {}}},
+		}},
+		LeaderElection:                *le.LeaderElect,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionResourceLock:    "leases",
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &le.LeaseDuration.Duration,
+		RenewDeadline:                 &le.RenewDeadline.Duration,
+		RetryPeriod:                   &le.RetryPeriod.Duration,
+		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
+		ReadinessEndpointName:         cfg.Health.ReadinessEndpointName,
+		LivenessEndpointName:          cfg.Health.LivenessEndpointName,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    cfg.Webhook.Host,
+			Port:    *cfg.Webhook.Port,
+			CertDir: cfg.Webhook.CertDir,
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := controller.Setup(ctx, mgr); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding the health check: %w", err)
+	}
+	webhooksReady := &readiness{}
+	if err := mgr.AddReadyzCheck("webhooks", webhooksReady.check); err != nil {
+		return nil, fmt.Errorf("adding the readiness check: %w", err)
+	}
+	if !opts.EnableWebhooks {
+		webhooksReady.set(func(*http.Request) error { return nil })
+		return mgr, nil
+	}
+	if err := setupWebhooks(mgr, cfg, webhooksReady); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupWebhooks registers the webhooks at once with external certificates, or
+// once the rotator has written the certificates: the webhook server must not
+// start before its certificates exist.
+func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, ready *readiness) error {
+	register := func() error {
+		if err := sluicewebhook.Setup(mgr); err != nil {
+			return fmt.Errorf("setting up webhooks: %w", err)
+		}
+		ready.set(mgr.GetWebhookServer().StartedChecker())
+		return nil
+	}
+	icm := cfg.InternalCertManagement
+	if !*icm.Enable {
+		return register()
+	}
+	certsReady := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: *cfg.Namespace, Name: *icm.WebhookSecretName},
+		CertDir:        cfg.Webhook.CertDir,
+		CAName:         "sluice-ca",
+		CAOrganization: "sluice",
+		DNSName:        fmt.Sprintf("%s.%s.svc", *icm.WebhookServiceName, *cfg.Namespace),
+		ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
+		IsReady:        certsReady,
+		Webhooks: []rotator.WebhookInfo{
+			{Name: ValidatingWebhookConfigurationName, Type: rotator.Validating},
+		},
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return fmt.Errorf("setting up certificate rotation: %w", err)
+	}
+	return mgr.Add(runnableFunc(func(ctx context.Context) error {
+		select {
+		case <-certsReady:
+			return register()
+		case <-ctx.Done():
+			return nil
+		}
+	}))
+}
+
+// readiness is a readiness check whose real checker is known only once the
+// webhooks are registered.
+type readiness struct {
+	checker atomic.Pointer[healthz.Checker]
+}
+
+func (r *readiness) set(c healthz.Checker) { r.checker.Store(&c) }
+
+func (r *readiness) check(req *http.Request) error {
+	c := r.checker.Load()
+	if c == nil {
+		return errors.New("webhook certificates are not ready yet")
+	}
+	return (*c)(req)
+}
+
+// runnableFunc runs on every replica, leader or not: webhooks serve everywhere.
+type runnableFunc func(context.Context) error
+
+func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
+func (runnableFunc) NeedLeaderElection() bool          { return false }
+
+// applyClientConnection sets client throttling. Unset QPS means none: a
+// negative QPS turns off client-go's token bucket, so the API server's own
+// flow control is the only limit.
+func applyClientConnection(c *rest.Config, cc *configapi.ClientConnection) {
+	c.QPS = -1
+	if cc != nil && cc.QPS != nil {
+		c.QPS = *cc.QPS
+	}
+	if cc != nil && cc.Burst != nil {
+		c.Burst = int(*cc.Burst)
+	}
+}
