@@ -31,6 +31,10 @@ type ClusterQueueReconciler struct {
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch
 
 func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ignoreConflict(r.reconcile(ctx, req))
+}
+
+func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cq); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

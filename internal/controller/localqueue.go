@@ -25,6 +25,10 @@ type LocalQueueReconciler struct {
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues/status,verbs=get;update;patch
 
 func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ignoreConflict(r.reconcile(ctx, req))
+}
+
+func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	lq := &kueue.LocalQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, lq); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -25,6 +25,10 @@ type ResourceFlavorReconciler struct {
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors/finalizers,verbs=update
 
 func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ignoreConflict(r.reconcile(ctx, req))
+}
+
+func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rf := &kueue.ResourceFlavor{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rf); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -27,4 +29,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		}
 	}
 	return nil
+}
+
+// ignoreConflict drops a write conflict: the cache was behind the API
+// server, and the newer version's watch event reconciles the object again.
+func ignoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return res, nil
+	}
+	return res, err
 }

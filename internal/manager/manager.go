@@ -53,7 +53,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 
 	le := cfg.LeaderElection
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                        scheme.Scheme,
+		Scheme: scheme.Scheme,
 		// The certificate rotator reads its Secret through the cache: watch
 		// Secrets of the manager's own namespace only.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{

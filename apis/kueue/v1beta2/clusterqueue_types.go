@@ -7,7 +7,7 @@ import (
 
 // ClusterQueueSpec defines the quota of a ClusterQueue and how it admits.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.cohortName) && size(self.cohortName) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit) && !has(r.lendingLimit))))",message="borrowingLimit and lendingLimit require a cohortName"
+// +kubebuilder:validation:XValidation:rule="(has(self.cohortName) && size(self.cohortName) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit) && !has(r.lendingLimit))))",message="borrowingLimit and lendingLimit require a cohortName",fieldPath=".resourceGroups"
 type ClusterQueueSpec struct {
 	// resourceGroups describe the quota, per flavor and resource.
 	// +listType=atomic
@@ -93,7 +93,7 @@ const (
 
 // FlavorFungibility decides when to stop the flavor search.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && self.whenCanPreempt == 'TryNextFlavor')",message="preference requires whenCanBorrow and whenCanPreempt to be TryNextFlavor"
+// +kubebuilder:validation:XValidation:rule="!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && self.whenCanPreempt == 'TryNextFlavor')",message="preference requires whenCanBorrow and whenCanPreempt to be TryNextFlavor",fieldPath=".preference"
 type FlavorFungibility struct {
 	// whenCanBorrow: MayStopSearch takes a flavor that fits by borrowing;
 	// TryNextFlavor prefers a later flavor that fits without borrowing.
@@ -136,7 +136,7 @@ const (
 // ClusterQueuePreemption describes what a pending workload of this queue may
 // preempt.
 //
-// +kubebuilder:validation:XValidation:rule="self.reclaimWithinCohort != 'Never' || !has(self.borrowWithinCohort) || self.borrowWithinCohort.policy == 'Never'",message="reclaimWithinCohort=Never forbids a borrowWithinCohort policy other than Never"
+// +kubebuilder:validation:XValidation:rule="self.reclaimWithinCohort != 'Never' || !has(self.borrowWithinCohort) || self.borrowWithinCohort.policy == 'Never'",message="reclaimWithinCohort=Never forbids a borrowWithinCohort policy other than Never",fieldPath=".borrowWithinCohort"
 type ClusterQueuePreemption struct {
 	// reclaimWithinCohort: whether to evict borrowing workloads of other queues
 	// of the cohort to get nominal quota back.

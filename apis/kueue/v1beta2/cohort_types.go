@@ -6,7 +6,7 @@ import (
 
 // CohortSpec places a Cohort in the tree and gives it a pool of its own.
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.parentName) && size(self.parentName) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit) && !has(r.lendingLimit))))",message="borrowingLimit and lendingLimit require a parentName"
+// +kubebuilder:validation:XValidation:rule="(has(self.parentName) && size(self.parentName) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit) && !has(r.lendingLimit))))",message="borrowingLimit and lendingLimit require a parentName",fieldPath=".resourceGroups"
 type CohortSpec struct {
 	// parentName is the parent Cohort; unset makes this Cohort a root. A
 	// missing parent acts as an implicit cohort with no quota.

@@ -25,7 +25,7 @@ type LocalQueueName string
 // ResourceGroup is a set of resources that share the same list of flavors: a
 // workload gets all resources of a group from one flavor.
 //
-// +kubebuilder:validation:XValidation:rule="self.flavors.all(f, size(f.resources) == size(self.coveredResources) && f.resources.all(r, r.name in self.coveredResources))",message="flavors must list exactly the coveredResources"
+// +kubebuilder:validation:XValidation:rule="self.flavors.all(f, size(f.resources) == size(self.coveredResources) && f.resources.all(r, r.name in self.coveredResources))",message="flavors must list exactly the coveredResources",fieldPath=".flavors"
 type ResourceGroup struct {
 	// coveredResources lists the resources whose quota this group defines.
 	// +listType=atomic

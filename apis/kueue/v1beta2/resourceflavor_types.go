@@ -7,8 +7,8 @@ import (
 
 // ResourceFlavorSpec describes a kind of node.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.topologyName) || (has(self.nodeLabels) && size(self.nodeLabels) >= 1)",message="topologyName requires at least one nodeLabel"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == oldSelf.topologyName)",message="topologyName is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(self.topologyName) || (has(self.nodeLabels) && size(self.nodeLabels) >= 1)",message="topologyName requires at least one nodeLabel",fieldPath=".topologyName"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.topologyName) || (has(self.topologyName) && self.topologyName == oldSelf.topologyName)",message="topologyName is immutable once set",fieldPath=".topologyName"
 type ResourceFlavorSpec struct {
 	// nodeLabels are the labels of the nodes of this flavor; they are injected as
 	// a nodeSelector into admitted pods.

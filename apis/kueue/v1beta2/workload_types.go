@@ -8,7 +8,7 @@ import (
 
 // WorkloadSpec is what a job asks for: its pod sets, queue and priority.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassRef) || has(self.priority)",message="priority must be set when priorityClassRef is set"
+// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassRef) || has(self.priority)",message="priority must be set when priorityClassRef is set",fieldPath=".priority"
 type WorkloadSpec struct {
 	// podSets are the groups of identical pods of the workload.
 	// +listType=map
@@ -68,7 +68,7 @@ const (
 
 // PriorityClassRef names a WorkloadPriorityClass or a pod PriorityClass.
 //
-// +kubebuilder:validation:XValidation:rule="(self.group == 'kueue.x-k8s.io' && self.kind == 'WorkloadPriorityClass') || (self.group == 'scheduling.k8s.io' && self.kind == 'PriorityClass')",message="group kueue.x-k8s.io goes with kind WorkloadPriorityClass, group scheduling.k8s.io with kind PriorityClass"
+// +kubebuilder:validation:XValidation:rule="(self.group == 'kueue.x-k8s.io' && self.kind == 'WorkloadPriorityClass') || (self.group == 'scheduling.k8s.io' && self.kind == 'PriorityClass')",message="group kueue.x-k8s.io goes with kind WorkloadPriorityClass, group scheduling.k8s.io with kind PriorityClass",fieldPath=".kind"
 type PriorityClassRef struct {
 	// +required
 	Group PriorityClassGroup `json:"group"`
@@ -88,7 +88,7 @@ type PreemptionGate struct {
 
 // PodSet is a group of pods with the same template.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.minCount) || self.minCount <= self.count",message="minCount must not exceed count"
+// +kubebuilder:validation:XValidation:rule="!has(self.minCount) || self.minCount <= self.count",message="minCount must not exceed count",fieldPath=".minCount"
 type PodSet struct {
 	// name of the podSet, a DNS label.
 	// +kubebuilder:default=main
@@ -328,7 +328,7 @@ type PodSetRequest struct {
 // +kubebuilder:storageversion
 // +kubebuilder:resource:shortName={wl,kwl}
 // +kubebuilder:subresource:status
-// +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.admission) || size(self.spec.podSets) == size(self.status.admission.podSetAssignments)",message="status.admission.podSetAssignments must have one entry per podSet"
+// +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.admission) || size(self.spec.podSets) == size(self.status.admission.podSetAssignments)",message="status.admission.podSetAssignments must have one entry per podSet",fieldPath=".status.admission.podSetAssignments"
 // +kubebuilder:printcolumn:name="Queue",JSONPath=".spec.queueName",type=string,description="Name of the queue this workload was submitted to"
 // +kubebuilder:printcolumn:name="Reserved in",JSONPath=".status.admission.clusterQueue",type=string,description="Name of the ClusterQueue where the workload is reserving quota"
 // +kubebuilder:printcolumn:name="Admitted",JSONPath=".status.conditions[?(@.type=='Admitted')].status",type=string,description="Admission status"

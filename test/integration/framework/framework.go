@@ -1,0 +1,179 @@
+// Package framework starts what integration suites run against: a real etcd
+// and kube-apiserver (envtest, binaries from `make tools`), sluice's CRDs and
+// webhook configuration, and the sluice manager in-process with its webhooks
+// and controllers. It also holds the polling helpers the suites share. It
+// must not hold assertions about sluice's behaviour: those belong to suites.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/manager"
+)
+
+// Cluster is a running control plane with sluice's API installed.
+type Cluster struct {
+	Env        *envtest.Environment
+	RestConfig *rest.Config
+	// Client talks to the API server directly (no cache), as a user would.
+	Client client.Client
+}
+
+// StartCluster starts etcd and kube-apiserver and installs the CRDs and the
+// validating webhook configuration.
+func StartCluster() (*Cluster, error) {
+	ctrl.SetLogger(testLogger())
+	assets, err := AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := config.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	webhooks, err := config.ValidatingWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
+		WebhookInstallOptions:    envtest.WebhookInstallOptions{ValidatingWebhooks: webhooks},
+		ControlPlaneStartTimeout: time.Minute,
+	}
+	restConfig, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting the control plane from %s: %w", assets, err)
+	}
+	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Cluster{Env: env, RestConfig: restConfig, Client: c}, nil
+}
+
+// Stop stops the control plane.
+func (c *Cluster) Stop() error { return c.Env.Stop() }
+
+// ManagerConfig is the configuration a test manager runs with: webhooks on
+// envtest's serving address and certificates, no metrics or probes, no
+// leader election unless a test asks for it.
+func (c *Cluster) ManagerConfig() *configapi.Configuration {
+	cfg := configapi.Default()
+	cfg.InternalCertManagement.Enable = ptr.To(false)
+	cfg.Webhook.Host = c.Env.WebhookInstallOptions.LocalServingHost
+	cfg.Webhook.Port = ptr.To(c.Env.WebhookInstallOptions.LocalServingPort)
+	cfg.Webhook.CertDir = c.Env.WebhookInstallOptions.LocalServingCertDir
+	cfg.Metrics.BindAddress = "0"
+	cfg.Health.HealthProbeBindAddress = "0"
+	cfg.LeaderElection.LeaderElect = ptr.To(false)
+	return cfg
+}
+
+// StartManager runs a sluice manager until the returned stop function is
+// called; stop waits for it to exit and reports its error.
+func (c *Cluster) StartManager(cfg *configapi.Configuration, opts manager.Options) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := manager.New(ctx, c.RestConfig, cfg, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
+}
+
+// AssetsDir is where the etcd and kube-apiserver binaries are:
+// $KUBEBUILDER_ASSETS, or bin/k8s at the repository root.
+func AssetsDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin", "k8s")
+	}
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("%s missing in %s: run `make tools` (or `make test`, which builds it): %w", name, dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// RepoRoot finds the folder of the repository's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "hack", "tools", "go.mod")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no repository root above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// testLogger logs errors only, unless SLUICE_TEST_LOG=1 asks for everything.
+func testLogger() logr.Logger {
+	if os.Getenv("SLUICE_TEST_LOG") == "1" {
+		return zap.New(zap.UseDevMode(true))
+	}
+	return zap.New(zap.Level(zapcore.ErrorLevel))
+}
+
+// RunSuite is the body of a suite's TestMain: a cluster and a manager for the
+// whole test binary.
+func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options) int {
+	c, err := StartCluster()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
+		return 1
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+	}()
+	stop, err := c.StartManager(c.ManagerConfig(), opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the manager:", err)
+		return 1
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "the manager failed:", err)
+		}
+	}()
+	*cluster = c
+	return m.Run()
+}
