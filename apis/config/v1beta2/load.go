@@ -1,9 +1,11 @@
 package v1beta2
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -23,9 +25,17 @@ func Load(path string) (*Configuration, error) {
 
 // Decode parses, defaults and validates a configuration document.
 func Decode(data []byte) (*Configuration, error) {
-	cfg := &Configuration{}
-	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
 		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	cfg := &Configuration{}
+	strictErrs, err := kjson.UnmarshalStrict(jsonData, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	if len(strictErrs) > 0 {
+		return nil, fmt.Errorf("decoding: %w", errors.Join(strictErrs...))
 	}
 	if err := ValidateTypeMeta(cfg); err != nil {
 		return nil, err
