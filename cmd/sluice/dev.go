@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -15,10 +17,14 @@ func newDevCommand() *cobra.Command {
 		Short: "Run a local control plane with sluice in it, until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := logs.setup(); err != nil {
+			if err := logs.validate(); err != nil {
 				return err
 			}
 			opts.Out = cmd.OutOrStdout()
+			opts.ManagerLog = func(w io.Writer) {
+				// Flags were validated above, so setting up can't fail.
+				_, _ = logs.setupTo(w)
+			}
 			return devcluster.Run(ctrl.SetupSignalHandler(), opts)
 		},
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
@@ -25,17 +27,27 @@ func (l *logFlags) bind(fs *pflag.FlagSet) {
 	fs.AddGoFlagSet(goFlags)
 }
 
-// setup installs the logger for controller-runtime and client-go (klog).
+// setup installs the logger for controller-runtime and client-go (klog),
+// writing to stderr.
 func (l *logFlags) setup() (logr.Logger, error) {
-	switch l.format {
-	case "json":
-		l.zap.Development = false
-	case "text":
-		l.zap.Development = true
-	default:
-		return logr.Discard(), fmt.Errorf("--log-format: %q is not supported: use text or json", l.format)
+	return l.setupTo(os.Stderr)
+}
+
+// validate checks the flags without installing anything.
+func (l *logFlags) validate() error {
+	if l.format != "text" && l.format != "json" {
+		return fmt.Errorf("--log-format: %q is not supported: use text or json", l.format)
 	}
-	logger := zap.New(zap.UseFlagOptions(&l.zap))
+	return nil
+}
+
+// setupTo installs the logger writing to w.
+func (l *logFlags) setupTo(w io.Writer) (logr.Logger, error) {
+	if err := l.validate(); err != nil {
+		return logr.Discard(), err
+	}
+	l.zap.Development = l.format == "text"
+	logger := zap.New(zap.UseFlagOptions(&l.zap), zap.WriteTo(w))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	return logger, nil

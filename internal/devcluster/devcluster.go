@@ -54,6 +54,10 @@ type Options struct {
 	NoSample bool
 	// Out receives the ready line.
 	Out io.Writer
+	// ManagerLog, if set, is called with the manager's log file
+	// (<data-dir>/logs/manager.log) before anything starts, to point the
+	// process's logger at it.
+	ManagerLog func(io.Writer)
 }
 
 // Run starts the cluster, prints the ready line and blocks until ctx ends,
@@ -72,6 +76,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	defer closeLogs()
+	if opts.ManagerLog != nil {
+		opts.ManagerLog(logs.manager)
+	}
 
 	env, err := newEnvironment(opts.AssetsDir, dataDir, logs)
 	if err != nil {

@@ -12,6 +12,7 @@ type logFiles struct {
 	dir       string
 	etcd      *os.File
 	apiserver *os.File
+	manager   *os.File
 }
 
 func openLogs(dir string) (*logFiles, func(), error) {
@@ -27,5 +28,9 @@ func openLogs(dir string) (*logFiles, func(), error) {
 		_ = l.etcd.Close()
 		return nil, nil, fmt.Errorf("creating the kube-apiserver log: %w", err)
 	}
-	return l, func() { _ = errors.Join(l.etcd.Close(), l.apiserver.Close()) }, nil
+	if l.manager, err = os.Create(filepath.Join(dir, "manager.log")); err != nil {
+		_ = errors.Join(l.etcd.Close(), l.apiserver.Close())
+		return nil, nil, fmt.Errorf("creating the manager log: %w", err)
+	}
+	return l, func() { _ = errors.Join(l.etcd.Close(), l.apiserver.Close(), l.manager.Close()) }, nil
 }
