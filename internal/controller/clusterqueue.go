@@ -99,10 +99,7 @@ func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.Clus
 
 // clusterQueueActive is the verdict, most fundamental reason first.
 func clusterQueueActive(cq *kueue.ClusterQueue, f clusterQueueFacts) metav1.Condition {
-	inactive := func(reason, format string, args ...any) metav1.Condition {
-		return metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionFalse, Reason: reason,
-			Message: "Can't admit new workloads: " + fmt.Sprintf(format, args...)}
-	}
+	inactive := inactiveCondition("Can't admit new workloads: ")
 	switch {
 	case !cq.DeletionTimestamp.IsZero():
 		return inactive(kueue.ReasonTerminating, "the ClusterQueue is being deleted")
@@ -119,6 +116,15 @@ func clusterQueueActive(cq *kueue.ClusterQueue, f clusterQueueFacts) metav1.Cond
 	}
 	return metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionTrue, Reason: kueue.ReasonReady,
 		Message: "Can admit new workloads"}
+}
+
+// inactiveCondition returns a constructor of Active=False conditions whose
+// messages start with prefix.
+func inactiveCondition(prefix string) func(reason, format string, args ...any) metav1.Condition {
+	return func(reason, format string, args ...any) metav1.Condition {
+		return metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionFalse, Reason: reason,
+			Message: prefix + fmt.Sprintf(format, args...)}
+	}
 }
 
 // describeCycle renders a loop as "a -> b -> a".

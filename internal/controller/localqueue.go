@@ -44,10 +44,7 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 }
 
 func localQueueActive(lq *kueue.LocalQueue, cq *kueue.ClusterQueue) metav1.Condition {
-	inactive := func(reason, format string, args ...any) metav1.Condition {
-		return metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionFalse, Reason: reason,
-			Message: "Can't submit new workloads: " + fmt.Sprintf(format, args...)}
-	}
+	inactive := inactiveCondition("Can't submit new workloads: ")
 	switch {
 	case lq.Spec.StopPolicy != nil && *lq.Spec.StopPolicy != kueue.StopPolicyNone:
 		return inactive(kueue.ReasonStopped, "stopPolicy is %s", *lq.Spec.StopPolicy)

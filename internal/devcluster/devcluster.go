@@ -160,7 +160,10 @@ func prepareDataDir(dir string, keep bool) (string, func(), error) {
 	return abs, cleanup, nil
 }
 
-func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environment, error) {
+// NewEnvironment describes a control plane from the binaries in assets, with
+// sluice's CRDs and validating webhook configuration to install. Tests start
+// the same environment as `sluice dev`.
+func NewEnvironment(assets string) (*envtest.Environment, error) {
 	crds, err := config.CRDs()
 	if err != nil {
 		return nil, err
@@ -169,16 +172,37 @@ func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environmen
 	if err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{
+	return &envtest.Environment{
 		BinaryAssetsDirectory:    assets,
 		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
 		WebhookInstallOptions:    envtest.WebhookInstallOptions{ValidatingWebhooks: webhooks},
 		ControlPlaneStartTimeout: time.Minute,
 		ControlPlaneStopTimeout:  30 * time.Second,
+	}, nil
+}
+
+func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environment, error) {
+	env, err := NewEnvironment(assets)
+	if err != nil {
+		return nil, err
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd"), Out: logs.etcd, Err: logs.etcd}
 	env.ControlPlane.APIServer = &envtest.APIServer{Out: logs.apiserver, Err: logs.apiserver}
 	return env, nil
+}
+
+// ManagerConfig is the configuration of a manager running next to env: its
+// webhooks serve on the address and certificates envtest registered, and it
+// opens no metrics or probe ports.
+func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
+	cfg := configapi.Default()
+	cfg.InternalCertManagement.Enable = ptr.To(false)
+	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost
+	cfg.Webhook.Port = ptr.To(env.WebhookInstallOptions.LocalServingPort)
+	cfg.Webhook.CertDir = env.WebhookInstallOptions.LocalServingCertDir
+	cfg.Metrics.BindAddress = "0"
+	cfg.Health.HealthProbeBindAddress = "0"
+	return cfg
 }
 
 func writeAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, path string) error {
@@ -202,14 +226,7 @@ func writeAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, pat
 // startManager runs the manager in-process, serving its webhooks with the
 // certificates envtest registered in the webhook configuration.
 func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config) (chan error, error) {
-	cfg := configapi.Default()
-	cfg.InternalCertManagement.Enable = ptr.To(false)
-	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost
-	cfg.Webhook.Port = ptr.To(env.WebhookInstallOptions.LocalServingPort)
-	cfg.Webhook.CertDir = env.WebhookInstallOptions.LocalServingCertDir
-	cfg.Metrics.BindAddress = "0"
-	cfg.Health.HealthProbeBindAddress = "0"
-
+	cfg := ManagerConfig(env)
 	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
@@ -23,7 +22,7 @@ import (
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
-	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/devcluster"
 	"github.com/sluicehq/sluice/internal/manager"
 )
 
@@ -43,19 +42,9 @@ func StartCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	crds, err := config.CRDs()
+	env, err := devcluster.NewEnvironment(assets)
 	if err != nil {
 		return nil, err
-	}
-	webhooks, err := config.ValidatingWebhooks()
-	if err != nil {
-		return nil, err
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    assets,
-		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
-		WebhookInstallOptions:    envtest.WebhookInstallOptions{ValidatingWebhooks: webhooks},
-		ControlPlaneStartTimeout: time.Minute,
 	}
 	restConfig, err := env.Start()
 	if err != nil {
@@ -72,17 +61,10 @@ func StartCluster() (*Cluster, error) {
 // Stop stops the control plane.
 func (c *Cluster) Stop() error { return c.Env.Stop() }
 
-// ManagerConfig is the configuration a test manager runs with: webhooks on
-// envtest's serving address and certificates, no metrics or probes, no
-// leader election unless a test asks for it.
+// ManagerConfig is the configuration a test manager runs with: the one
+// `sluice dev` uses, without leader election unless a test asks for it.
 func (c *Cluster) ManagerConfig() *configapi.Configuration {
-	cfg := configapi.Default()
-	cfg.InternalCertManagement.Enable = ptr.To(false)
-	cfg.Webhook.Host = c.Env.WebhookInstallOptions.LocalServingHost
-	cfg.Webhook.Port = ptr.To(c.Env.WebhookInstallOptions.LocalServingPort)
-	cfg.Webhook.CertDir = c.Env.WebhookInstallOptions.LocalServingCertDir
-	cfg.Metrics.BindAddress = "0"
-	cfg.Health.HealthProbeBindAddress = "0"
+	cfg := devcluster.ManagerConfig(c.Env)
 	cfg.LeaderElection.LeaderElect = ptr.To(false)
 	return cfg
 }
