@@ -1,0 +1,121 @@
+package queue
+
+import (
+	"sync"
+
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Manager holds the pending workloads. A parked workload is not handed to
+// the scheduler until it is requeued: by a new version of itself, or by a
+// change that may let it fit (quota freed, a queue, cohort, flavor or
+// namespace changed).
+type Manager struct {
+	mu      sync.Mutex
+	pending map[string]*workload.Info
+	parked  map[string]*workload.Info
+	// wake is signalled (without blocking) when there may be work.
+	wake chan struct{}
+}
+
+// NewManager makes an empty Manager.
+func NewManager() *Manager {
+	return &Manager{
+		pending: map[string]*workload.Info{},
+		parked:  map[string]*workload.Info{},
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// Wake is the channel the scheduler loop waits on.
+func (m *Manager) Wake() <-chan struct{} { return m.wake }
+
+// Signal wakes the scheduler loop.
+func (m *Manager) Signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// AddOrUpdate queues a pending workload, or its newer version: a new
+// version is evaluated again even if the old one was parked.
+func (m *Manager) AddOrUpdate(info *workload.Info) {
+	m.mu.Lock()
+	delete(m.parked, info.Key)
+	m.pending[info.Key] = info
+	m.mu.Unlock()
+	m.Signal()
+}
+
+// Delete forgets a workload (admitted, finished, deleted or deactivated).
+func (m *Manager) Delete(key string) {
+	m.mu.Lock()
+	delete(m.pending, key)
+	delete(m.parked, key)
+	m.mu.Unlock()
+}
+
+// Park sets a workload aside until something changes, if it is still the
+// version that was evaluated.
+func (m *Manager) Park(info *workload.Info) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if current, ok := m.pending[info.Key]; ok && current == info {
+		delete(m.pending, info.Key)
+		m.parked[info.Key] = info
+	}
+}
+
+// RequeueParked returns parked workloads to the queue; keep selects which
+// (nil: all).
+func (m *Manager) RequeueParked(keep func(*workload.Info) bool) {
+	m.mu.Lock()
+	moved := false
+	for key, info := range m.parked {
+		if keep == nil || keep(info) {
+			delete(m.parked, key)
+			m.pending[key] = info
+			moved = true
+		}
+	}
+	m.mu.Unlock()
+	if moved {
+		m.Signal()
+	}
+}
+
+// Pending returns the workloads to evaluate, in no particular order.
+func (m *Manager) Pending() []*workload.Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*workload.Info, 0, len(m.pending))
+	for _, info := range m.pending {
+		out = append(out, info)
+	}
+	return out
+}
+
+// All returns every waiting workload, pending and parked, for status
+// counts.
+func (m *Manager) All() []*workload.Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*workload.Info, 0, len(m.pending)+len(m.parked))
+	for _, info := range m.pending {
+		out = append(out, info)
+	}
+	for _, info := range m.parked {
+		out = append(out, info)
+	}
+	return out
+}
+
+// Has tells whether the workload is waiting (pending or parked).
+func (m *Manager) Has(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, p := m.pending[key]
+	_, q := m.parked[key]
+	return p || q
+}

@@ -1,0 +1,66 @@
+package queue
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+func info(key string, priority int32, queued int) *workload.Info {
+	return &workload.Info{Key: key, Priority: priority, QueueTime: time.Unix(int64(queued), 0)}
+}
+
+func TestLess(t *testing.T) {
+	list := []*workload.Info{
+		info("ns/d", 0, 1), info("ns/c", 10, 5), info("ns/b", 10, 2), info("ns/a", 0, 1), info("ns/e", -1, 0),
+	}
+	sort.Slice(list, func(i, j int) bool { return Less(list[i], list[j]) })
+	want := []string{"ns/b", "ns/c", "ns/a", "ns/d", "ns/e"}
+	for i, w := range want {
+		if list[i].Key != w {
+			t.Fatalf("order %d = %s, want %s (higher priority, then earlier, then name)", i, list[i].Key, w)
+		}
+	}
+}
+
+func TestParkAndRequeue(t *testing.T) {
+	m := NewManager()
+	a, b := info("ns/a", 0, 0), info("ns/b", 0, 0)
+	m.AddOrUpdate(a)
+	m.AddOrUpdate(b)
+	<-m.Wake()
+	m.Park(a)
+	if got := m.Pending(); len(got) != 1 || got[0] != b {
+		t.Fatalf("pending after parking a: %v", got)
+	}
+	if !m.Has("ns/a") || len(m.All()) != 2 {
+		t.Fatal("a parked workload still waits")
+	}
+	// Parking an outdated version does nothing.
+	b2 := info("ns/b", 5, 0)
+	m.AddOrUpdate(b2)
+	m.Park(b)
+	if got := m.Pending(); len(got) != 1 || got[0] != b2 {
+		t.Fatalf("a stale park moved the new version: %v", got)
+	}
+	m.RequeueParked(func(i *workload.Info) bool { return i.Key == "ns/other" })
+	if len(m.Pending()) != 1 {
+		t.Fatal("requeue with a filter moved the wrong workload")
+	}
+	<-m.Wake()
+	m.RequeueParked(nil)
+	if len(m.Pending()) != 2 {
+		t.Fatal("requeue did not bring a back")
+	}
+	select {
+	case <-m.Wake():
+	default:
+		t.Fatal("requeue did not wake the scheduler")
+	}
+	m.Delete("ns/a")
+	if m.Has("ns/a") {
+		t.Fatal("deleted workload still waits")
+	}
+}

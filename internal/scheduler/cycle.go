@@ -1,0 +1,185 @@
+package scheduler
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/queue"
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Decision is the verdict on one workload.
+type Decision struct {
+	Info *workload.Info
+	// ClusterQueue the workload was considered in ("" when it could not be
+	// routed to one).
+	ClusterQueue string
+	// Admission is set when the workload is admitted.
+	Admission *kueue.Admission
+	// Usage is what the admission charges, per flavor and resource.
+	Usage quota.Amounts
+	// Reason and Message explain why a workload waits (QuotaReserved=False).
+	Reason, Message string
+	// Park sets the workload aside until something changes.
+	Park bool
+}
+
+// Admitted tells whether the decision admits.
+func (d *Decision) Admitted() bool { return d.Admission != nil }
+
+// Schedule runs one cycle: it admits every pending workload that fits, in
+// order, charging each admission to the snapshot before the next. Workloads
+// that fit within their queue's own quota go first, across all queues, up to
+// the first one of each queue that doesn't; borrowing admissions follow, so
+// that a borrower never takes quota that a workload of higher priority could
+// use within its own queue's quota in the same cycle. Within each phase,
+// queues are served by one merged order (priority, queue time, name). StrictFIFO queues stop at their first workload that doesn't fit;
+// BestEffortFIFO queues park it and go on.
+func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
+	var decisions []Decision
+	perQueue := map[string][]*workload.Info{}
+	for _, info := range pending {
+		cq, why := route(snap, info)
+		if why != "" {
+			name := ""
+			if cq != nil {
+				name = cq.Name
+			}
+			decisions = append(decisions, Decision{Info: info, ClusterQueue: name, Reason: kueue.ReasonPending, Message: why, Park: true})
+			continue
+		}
+		perQueue[cq.Name] = append(perQueue[cq.Name], info)
+	}
+	for _, list := range perQueue {
+		sort.Slice(list, func(i, j int) bool { return queue.Less(list[i], list[j]) })
+	}
+
+	c := &cycle{snap: snap, failedShapes: map[string]map[string]*failure{}}
+	// Phase 1: admissions within quota. A workload that needs to borrow (or
+	// doesn't fit) waits for phase 2 with everything behind it in its queue,
+	// so that a queue's own order is never broken.
+	deferred := map[string][]*workload.Info{}
+	c.serve(perQueue, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, bool) {
+		a, f := assign(cq, snap.Flavors, info)
+		if f == nil && !a.borrows {
+			decisions = append(decisions, c.admit(cq, info, a))
+			return true, true
+		}
+		deferred[cq.Name] = append(append(deferred[cq.Name], info), rest...)
+		return false, false
+	})
+	// Phase 2: everything left, borrowing allowed.
+	c.serve(deferred, func(cq *ClusterQueue, info *workload.Info, _ []*workload.Info) (bool, bool) {
+		if f, seen := c.failedShapes[cq.Name][info.Shape]; seen {
+			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
+			return false, true
+		}
+		a, f := assign(cq, snap.Flavors, info)
+		if f == nil {
+			decisions = append(decisions, c.admit(cq, info, a))
+			return true, true
+		}
+		if cq.Strategy == kueue.StrictFIFO {
+			// The head blocks its queue; it is evaluated again next cycle.
+			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message})
+			return false, false
+		}
+		if c.failedShapes[cq.Name] == nil {
+			c.failedShapes[cq.Name] = map[string]*failure{}
+		}
+		c.failedShapes[cq.Name][info.Shape] = f
+		decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
+		return false, true
+	})
+	return decisions
+}
+
+// route finds the ClusterQueue of a workload, or says why it has none.
+func route(snap *Snapshot, info *workload.Info) (*ClusterQueue, string) {
+	if info.LocalQueue == "" {
+		return nil, "the workload names no LocalQueue (spec.queueName)"
+	}
+	lq, ok := snap.LocalQueues[info.Namespace+"/"+info.LocalQueue]
+	if !ok {
+		return nil, fmt.Sprintf("LocalQueue %s doesn't exist in namespace %s", info.LocalQueue, info.Namespace)
+	}
+	cq, ok := snap.ClusterQueues[lq.ClusterQueue]
+	if !ok {
+		return nil, fmt.Sprintf("ClusterQueue %s of LocalQueue %s doesn't exist", lq.ClusterQueue, info.LocalQueue)
+	}
+	if lq.Stopped {
+		return cq, fmt.Sprintf("LocalQueue %s is stopped (stopPolicy)", info.LocalQueue)
+	}
+	if !cq.Active {
+		return cq, fmt.Sprintf("ClusterQueue %s is inactive: %s", cq.Name, cq.InactiveMessage)
+	}
+	if cq.NamespaceSelector == nil || !cq.NamespaceSelector.Matches(snap.NamespaceLabels[info.Namespace]) {
+		return cq, fmt.Sprintf("namespace %s is not selected by the namespaceSelector of ClusterQueue %s", info.Namespace, cq.Name)
+	}
+	return cq, ""
+}
+
+type cycle struct {
+	snap *Snapshot
+	// failedShapes: per queue, requirement shapes that didn't fit this cycle.
+	failedShapes map[string]map[string]*failure
+}
+
+func (c *cycle) admit(cq *ClusterQueue, info *workload.Info, a *assignment) Decision {
+	cq.Node.ChargeAll(a.usage, 1)
+	return Decision{Info: info, ClusterQueue: cq.Name, Admission: a.admission(cq.Name), Usage: a.usage}
+}
+
+// visit evaluates a queue's next workload; rest are the ones after it. It
+// reports whether it admitted, and whether the queue may go on this phase.
+type visit func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (admitted, goOn bool)
+
+// serve walks the queues' ordered lists as one merged order.
+func (c *cycle) serve(lists map[string][]*workload.Info, fn visit) {
+	h := &cursors{}
+	for name, list := range lists {
+		if len(list) > 0 {
+			*h = append(*h, &cursor{cq: c.snap.ClusterQueues[name], list: list})
+		}
+	}
+	heap.Init(h)
+	for h.Len() > 0 {
+		cur := (*h)[0]
+		info := cur.list[cur.next]
+		cur.next++
+		_, goOn := fn(cur.cq, info, cur.list[cur.next:])
+		if !goOn || cur.next >= len(cur.list) {
+			heap.Pop(h)
+			continue
+		}
+		heap.Fix(h, 0)
+	}
+}
+
+type cursor struct {
+	cq   *ClusterQueue
+	list []*workload.Info
+	next int
+}
+
+type cursors []*cursor
+
+func (h cursors) Len() int { return len(h) }
+func (h cursors) Less(i, j int) bool {
+	a, b := h[i].list[h[i].next], h[j].list[h[j].next]
+	if a == b {
+		return h[i].cq.Name < h[j].cq.Name
+	}
+	return queue.Less(a, b)
+}
+func (h cursors) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursors) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursors) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

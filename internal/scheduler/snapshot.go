@@ -1,0 +1,65 @@
+package scheduler
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/quota"
+)
+
+// Snapshot is what a cycle decides on. The cycle owns it: admissions are
+// charged into its quota tree as they are decided.
+type Snapshot struct {
+	ClusterQueues map[string]*ClusterQueue
+	// LocalQueues by namespace/name.
+	LocalQueues map[string]*LocalQueue
+	Flavors     map[string]*kueue.ResourceFlavor
+	// NamespaceLabels of every namespace.
+	NamespaceLabels map[string]labels.Set
+}
+
+// ClusterQueue is a ClusterQueue as admission sees it.
+type ClusterQueue struct {
+	Name string
+	// Node is the queue's node of the quota tree.
+	Node          *quota.Node
+	Strategy      kueue.QueueingStrategy
+	WhenCanBorrow kueue.FlavorFungibilityPolicy
+	Groups        []ResourceGroup
+	// NamespaceSelector selects the namespaces it serves; nil selects none.
+	NamespaceSelector labels.Selector
+	// Active is false when the queue can't admit; InactiveMessage says why.
+	Active          bool
+	InactiveMessage string
+}
+
+// ResourceGroup is a set of resources served by the same ordered flavors.
+type ResourceGroup struct {
+	Resources []corev1.ResourceName
+	Flavors   []string
+}
+
+// LocalQueue is a namespace's entry point.
+type LocalQueue struct {
+	ClusterQueue string
+	// Stopped is set when its stopPolicy holds admission.
+	Stopped bool
+}
+
+// covers tells which group of the queue covers a resource.
+func (cq *ClusterQueue) groupOf(name corev1.ResourceName) int {
+	for i, g := range cq.Groups {
+		for _, r := range g.Resources {
+			if r == name {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// coversPods tells whether the queue accounts the pods resource.
+func (cq *ClusterQueue) coversPods() bool {
+	return cq.groupOf(corev1.ResourcePods) >= 0
+}

@@ -1,0 +1,124 @@
+package workload
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// PodSet is what admission needs of one podSet.
+type PodSet struct {
+	Name  kueue.PodSetReference
+	Count int32
+	// PerPod is the effective request of one pod.
+	PerPod Requests
+	// Scheduling constraints that decide which flavors fit.
+	NodeSelector map[string]string
+	Affinity     *corev1.NodeSelector
+	Tolerations  []corev1.Toleration
+}
+
+// Info is a pending or admitted workload as admission sees it. It is built
+// once per version of the object and shared read-only.
+type Info struct {
+	Key       string // namespace/name
+	Namespace string
+	Name      string
+	UID       string
+	// ResourceVersion is the version the decision is based on; writes are
+	// conditional on it.
+	ResourceVersion string
+	LocalQueue      string
+	Priority        int32
+	// QueueTime orders workloads of equal priority: creation, or the last
+	// eviction.
+	QueueTime time.Time
+	PodSets   []PodSet
+	// Shape identifies workloads with the same requirements in the same
+	// LocalQueue: one that didn't fit says the others won't either.
+	Shape string
+	// Obj is the object the Info was built from; never modified.
+	Obj *kueue.Workload
+}
+
+// Key returns the namespace/name key of a workload.
+func Key(wl *kueue.Workload) string { return wl.Namespace + "/" + wl.Name }
+
+// NewInfo builds the admission view of a workload.
+func NewInfo(wl *kueue.Workload) *Info {
+	info := &Info{
+		Key:             Key(wl),
+		Namespace:       wl.Namespace,
+		Name:            wl.Name,
+		UID:             string(wl.UID),
+		ResourceVersion: wl.ResourceVersion,
+		LocalQueue:      string(wl.Spec.QueueName),
+		QueueTime:       QueueTime(wl),
+		Obj:             wl,
+	}
+	if wl.Spec.Priority != nil {
+		info.Priority = *wl.Spec.Priority
+	}
+	for i := range wl.Spec.PodSets {
+		ps := &wl.Spec.PodSets[i]
+		spec := &ps.Template.Spec
+		p := PodSet{
+			Name:         ps.Name,
+			Count:        ps.Count,
+			PerPod:       PodRequests(spec),
+			NodeSelector: spec.NodeSelector,
+			Tolerations:  spec.Tolerations,
+		}
+		if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
+			p.Affinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+		info.PodSets = append(info.PodSets, p)
+	}
+	info.Shape = shapeOf(info)
+	return info
+}
+
+// QueueTime is when the workload (re)joined its queue: its creation, or the
+// time of its last eviction.
+func QueueTime(wl *kueue.Workload) time.Time {
+	t := wl.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.LastTransitionTime.After(t) {
+		t = c.LastTransitionTime.Time
+	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.LastTransitionTime.After(t) {
+		t = c.LastTransitionTime.Time
+	}
+	return t
+}
+
+// shapeOf hashes everything admission looks at besides priority and time.
+func shapeOf(info *Info) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%s|", info.Namespace, info.LocalQueue)
+	for _, ps := range info.PodSets {
+		fmt.Fprintf(h, "%s:%d:", ps.Name, ps.Count)
+		names := make([]string, 0, len(ps.PerPod))
+		for name := range ps.PerPod {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(h, "%s=%d,", n, ps.PerPod[corev1.ResourceName(n)])
+		}
+		keys := make([]string, 0, len(ps.NodeSelector))
+		for k, v := range ps.NodeSelector {
+			keys = append(keys, k+"="+v)
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(h, "ns:%s|aff:%v|tol:%v|", strings.Join(keys, ","), ps.Affinity, ps.Tolerations)
+	}
+	return fmt.Sprintf("%x", h.Sum64())
+}
