@@ -22,6 +22,7 @@ import (
 // deletion while workloads still reserve quota in it.
 type ClusterQueueReconciler struct {
 	Client client.Client
+	State  *State
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues,verbs=get;list;watch;update;patch
@@ -37,6 +38,10 @@ func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request
 func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cq); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.State.Cache.DeleteClusterQueue(req.Name)
+			r.State.Queues.RequeueParked(nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !cq.DeletionTimestamp.IsZero() {
@@ -54,7 +59,9 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, setActiveCondition(ctx, r.Client, cq, &cq.Status.Conditions, clusterQueueActive(cq, facts))
+	active := clusterQueueActive(cq, facts)
+	r.State.setClusterQueue(cq, active)
+	return ctrl.Result{}, setActiveCondition(ctx, r.Client, cq, &cq.Status.Conditions, active)
 }
 
 // clusterQueueFacts is what the Active verdict depends on beyond the queue.

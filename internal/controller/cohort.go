@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -18,6 +19,7 @@ import (
 type CohortReconciler struct {
 	Client   client.Client
 	Recorder recorder.EventRecorder
+	State    *State
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=cohorts,verbs=get;list;watch
@@ -28,8 +30,13 @@ type CohortReconciler struct {
 func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cohort := &kueue.Cohort{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cohort); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.State.Cache.DeleteCohort(req.Name)
+			r.State.Queues.RequeueParked(nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.State.setCohort(cohort)
 	ancestry, err := cohortAncestry(ctx, r.Client, cohort.Name)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -19,6 +19,7 @@ import (
 // ClusterQueue is missing or inactive, or while the LocalQueue is stopped.
 type LocalQueueReconciler struct {
 	Client client.Client
+	State  *State
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch;update;patch
@@ -31,8 +32,13 @@ func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	lq := &kueue.LocalQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, lq); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.State.Cache.DeleteLocalQueue(req.String())
+			r.State.Queues.RequeueParked(nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.State.setLocalQueue(lq)
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(lq.Spec.ClusterQueue)}, cq); err != nil {
 		if !apierrors.IsNotFound(err) {

@@ -19,6 +19,7 @@ import (
 // ClusterQueue references it any more.
 type ResourceFlavorReconciler struct {
 	Client client.Client
+	State  *State
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get;list;watch;update;patch
@@ -31,8 +32,13 @@ func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rf := &kueue.ResourceFlavor{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rf); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.State.Cache.DeleteFlavor(req.Name)
+			r.State.Queues.RequeueParked(nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.State.setFlavor(rf)
 	if rf.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, ensureFinalizer(ctx, r.Client, rf)
 	}

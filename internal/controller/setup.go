@@ -3,10 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // Setup registers the field indexes and every reconciler of this package.
@@ -15,18 +18,28 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	c := mgr.GetClient()
+	state := NewState()
+	clk := clock.RealClock{}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&ResourceFlavorReconciler{Client: c},
-		&ClusterQueueReconciler{Client: c},
-		&LocalQueueReconciler{Client: c},
-		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller")},
+		&ResourceFlavorReconciler{Client: c, State: state},
+		&ClusterQueueReconciler{Client: c, State: state},
+		&LocalQueueReconciler{Client: c, State: state},
+		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), State: state},
+		&NamespaceReconciler{Client: c, State: state},
+		&WorkloadReconciler{Client: c, State: state, Clock: clk},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %T: %w", r, err)
 		}
+	}
+	if err := mgr.Add(&Scheduler{Client: c, State: state, Clock: clk, Writers: 16}); err != nil {
+		return fmt.Errorf("adding the scheduler: %w", err)
+	}
+	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Period: time.Second}); err != nil {
+		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
 	return nil
 }
@@ -38,4 +51,8 @@ func ignoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 		return res, nil
 	}
 	return res, err
+}
+
+func controllerOptions(workers int) controller.Options {
+	return controller.Options{MaxConcurrentReconciles: workers}
 }

@@ -1,0 +1,437 @@
+// Package cache holds what admission knows about the cluster: the queues,
+// cohorts, flavors and namespaces, and the quota every admitted (or
+// assumed) workload holds. Reconcilers feed it; the scheduler loop reads a
+// fresh Snapshot from it each cycle. It makes no API calls.
+package cache
+
+import (
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Cache is safe for concurrent use.
+type Cache struct {
+	mu            sync.RWMutex
+	clusterQueues map[string]*clusterQueue
+	cohorts       map[string]*kueue.Cohort
+	flavors       map[string]*kueue.ResourceFlavor
+	localQueues   map[string]*kueue.LocalQueue
+	namespaces    map[string]labels.Set
+	workloads     map[string]*reservation
+}
+
+type clusterQueue struct {
+	obj             *kueue.ClusterQueue
+	active          bool
+	inactiveMessage string
+}
+
+// reservation is the quota a workload holds.
+type reservation struct {
+	clusterQueue string
+	localQueue   string // namespace/name
+	usage        quota.Amounts
+	// assumed: decided by the scheduler, not yet seen written.
+	assumed  bool
+	admitted bool
+}
+
+// New makes an empty Cache.
+func New() *Cache {
+	return &Cache{
+		clusterQueues: map[string]*clusterQueue{},
+		cohorts:       map[string]*kueue.Cohort{},
+		flavors:       map[string]*kueue.ResourceFlavor{},
+		localQueues:   map[string]*kueue.LocalQueue{},
+		namespaces:    map[string]labels.Set{},
+		workloads:     map[string]*reservation{},
+	}
+}
+
+// SetClusterQueue records a ClusterQueue and its Active verdict.
+func (c *Cache) SetClusterQueue(cq *kueue.ClusterQueue, active bool, inactiveMessage string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clusterQueues[cq.Name] = &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage}
+}
+
+// DeleteClusterQueue forgets a ClusterQueue.
+func (c *Cache) DeleteClusterQueue(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.clusterQueues, name)
+}
+
+// SetCohort records a Cohort.
+func (c *Cache) SetCohort(co *kueue.Cohort) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cohorts[co.Name] = co
+}
+
+// DeleteCohort forgets a Cohort (it becomes implicit if queues name it).
+func (c *Cache) DeleteCohort(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.cohorts, name)
+}
+
+// SetFlavor records a ResourceFlavor.
+func (c *Cache) SetFlavor(rf *kueue.ResourceFlavor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flavors[rf.Name] = rf
+}
+
+// DeleteFlavor forgets a ResourceFlavor.
+func (c *Cache) DeleteFlavor(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.flavors, name)
+}
+
+// SetLocalQueue records a LocalQueue.
+func (c *Cache) SetLocalQueue(lq *kueue.LocalQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.localQueues[lq.Namespace+"/"+lq.Name] = lq
+}
+
+// DeleteLocalQueue forgets a LocalQueue.
+func (c *Cache) DeleteLocalQueue(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.localQueues, key)
+}
+
+// SetNamespace records a namespace's labels.
+func (c *Cache) SetNamespace(name string, l map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.namespaces[name] = labels.Set(l)
+}
+
+// DeleteNamespace forgets a namespace.
+func (c *Cache) DeleteNamespace(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.namespaces, name)
+}
+
+// SetReserved records the quota reservation a Workload's status holds,
+// replacing what was assumed for it. It returns the ClusterQueue whose usage
+// changed, or "".
+func (c *Cache) SetReserved(wl *kueue.Workload) string {
+	adm := wl.Status.Admission
+	r := &reservation{
+		clusterQueue: string(adm.ClusterQueue),
+		localQueue:   wl.Namespace + "/" + string(wl.Spec.QueueName),
+		usage:        UsageOf(wl),
+		admitted:     workload.IsAdmitted(wl),
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.workloads[workload.Key(wl)]
+	c.workloads[workload.Key(wl)] = r
+	if old != nil && old.clusterQueue == r.clusterQueue && equalAmounts(old.usage, r.usage) {
+		return ""
+	}
+	return r.clusterQueue
+}
+
+// Assume charges a decided admission before it is written, so the next
+// cycle does not admit beyond quota while the write is in flight.
+func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.workloads[info.Key] = &reservation{
+		clusterQueue: clusterQueue,
+		localQueue:   info.Namespace + "/" + info.LocalQueue,
+		usage:        usage,
+		assumed:      true,
+		admitted:     true,
+	}
+}
+
+// IsAssumed tells whether an admission of the workload was decided but not
+// yet seen written.
+func (c *Cache) IsAssumed(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.workloads[key]
+	return ok && r.assumed
+}
+
+// Release forgets the quota of a workload (finished, deleted, evicted, or
+// an admission write that failed). It returns the ClusterQueue that got
+// quota back, or "".
+func (c *Cache) Release(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.workloads[key]
+	if !ok {
+		return ""
+	}
+	delete(c.workloads, key)
+	return r.clusterQueue
+}
+
+// Holds tells whether the workload holds (or is assumed to hold) quota.
+func (c *Cache) Holds(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.workloads[key]
+	return ok
+}
+
+// ClusterQueue returns the cached ClusterQueue.
+func (c *Cache) ClusterQueue(name string) (*kueue.ClusterQueue, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cq, ok := c.clusterQueues[name]
+	if !ok {
+		return nil, false
+	}
+	return cq.obj, true
+}
+
+// LocalQueue returns the cached LocalQueue by namespace/name.
+func (c *Cache) LocalQueue(key string) (*kueue.LocalQueue, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	lq, ok := c.localQueues[key]
+	return lq, ok
+}
+
+// CohortMembers returns the ClusterQueues that share quota with the named
+// one: its whole cohort tree, or itself alone.
+func (c *Cache) CohortMembers(name string) map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	root := func(cq *kueue.ClusterQueue) string {
+		if cq.Spec.CohortName == "" {
+			return "cq/" + cq.Name
+		}
+		a := quota.Ancestors(string(cq.Spec.CohortName), c.parentOf)
+		return "cohort/" + a.Chain[len(a.Chain)-1]
+	}
+	members := map[string]bool{}
+	own, ok := c.clusterQueues[name]
+	if !ok {
+		return map[string]bool{name: true}
+	}
+	want := root(own.obj)
+	for n, cq := range c.clusterQueues {
+		if root(cq.obj) == want {
+			members[n] = true
+		}
+	}
+	return members
+}
+
+func (c *Cache) parentOf(cohort string) (string, bool) {
+	co, ok := c.cohorts[cohort]
+	if !ok {
+		return "", false
+	}
+	return string(co.Spec.ParentName), true
+}
+
+// UsageOf is what an admitted workload charges per flavor and resource:
+// each podSet's total usage in its assigned flavors, less the pods that are
+// done (reclaimable).
+func UsageOf(wl *kueue.Workload) quota.Amounts {
+	usage := quota.Amounts{}
+	if wl.Status.Admission == nil {
+		return usage
+	}
+	reclaimable := map[kueue.PodSetReference]int32{}
+	for _, rp := range wl.Status.ReclaimablePods {
+		reclaimable[rp.Name] = rp.Count
+	}
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		count := int32(1)
+		if psa.Count != nil {
+			count = *psa.Count
+		}
+		for name, q := range psa.ResourceUsage {
+			flavor, ok := psa.Flavors[name]
+			if !ok {
+				continue
+			}
+			v := quota.ToAmount(name, q)
+			if done := reclaimable[psa.Name]; done > 0 && count > 0 {
+				v -= v * int64(min(done, count)) / int64(count)
+			}
+			usage[quota.FlavorResource{Flavor: string(flavor), Resource: name}] += v
+		}
+	}
+	return usage
+}
+
+func equalAmounts(a, b quota.Amounts) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Snapshot builds the scheduler's view: a fresh quota tree with every
+// reservation charged, and the queues, flavors and namespaces.
+func (c *Cache) Snapshot() *scheduler.Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	snap := &scheduler.Snapshot{
+		ClusterQueues:   make(map[string]*scheduler.ClusterQueue, len(c.clusterQueues)),
+		LocalQueues:     make(map[string]*scheduler.LocalQueue, len(c.localQueues)),
+		Flavors:         make(map[string]*kueue.ResourceFlavor, len(c.flavors)),
+		NamespaceLabels: make(map[string]labels.Set, len(c.namespaces)),
+	}
+	for name, rf := range c.flavors {
+		snap.Flavors[name] = rf
+	}
+	for name, l := range c.namespaces {
+		snap.NamespaceLabels[name] = l
+	}
+	for key, lq := range c.localQueues {
+		snap.LocalQueues[key] = &scheduler.LocalQueue{
+			ClusterQueue: string(lq.Spec.ClusterQueue),
+			Stopped:      lq.Spec.StopPolicy != nil && *lq.Spec.StopPolicy != kueue.StopPolicyNone,
+		}
+	}
+
+	cohortNodes := map[string]*quota.Node{}
+	cohortNode := func(name string) *quota.Node {
+		if n, ok := cohortNodes[name]; ok {
+			return n
+		}
+		var limits map[quota.FlavorResource]quota.Limits
+		if co, ok := c.cohorts[name]; ok {
+			limits = limitsOf(co.Spec.ResourceGroups)
+		}
+		n := quota.NewNode(name, false, limits)
+		cohortNodes[name] = n
+		return n
+	}
+	names := make([]string, 0, len(c.clusterQueues))
+	for name := range c.clusterQueues {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var roots []*quota.Node
+	for _, name := range names {
+		cq := c.clusterQueues[name]
+		node := quota.NewNode(name, true, limitsOf(cq.obj.Spec.ResourceGroups))
+		if cohort := string(cq.obj.Spec.CohortName); cohort != "" {
+			quota.Attach(cohortNode(cohort), node)
+		} else {
+			roots = append(roots, node)
+		}
+		snap.ClusterQueues[name] = schedulerQueue(cq, node)
+	}
+	// Link cohorts to their parents along chains without cycles; a queue
+	// under a cycle is inactive already (its reconciler said so).
+	linked := map[string]bool{}
+	for _, name := range sortedKeys(cohortNodes) {
+		a := quota.Ancestors(name, c.parentOf)
+		if a.HasCycle() {
+			continue
+		}
+		for i := 0; i+1 < len(a.Chain); i++ {
+			if linked[a.Chain[i]] {
+				break
+			}
+			quota.Attach(cohortNode(a.Chain[i+1]), cohortNode(a.Chain[i]))
+			linked[a.Chain[i]] = true
+		}
+	}
+	for _, n := range cohortNodes {
+		if n.Parent == nil {
+			roots = append(roots, n)
+		}
+	}
+	for _, r := range roots {
+		quota.Finalize(r)
+	}
+	for _, r := range c.workloads {
+		if cq, ok := snap.ClusterQueues[r.clusterQueue]; ok {
+			cq.Node.ChargeAll(r.usage, 1)
+		}
+	}
+	return snap
+}
+
+func schedulerQueue(cq *clusterQueue, node *quota.Node) *scheduler.ClusterQueue {
+	spec := &cq.obj.Spec
+	out := &scheduler.ClusterQueue{
+		Name:            cq.obj.Name,
+		Node:            node,
+		Strategy:        spec.QueueingStrategy,
+		WhenCanBorrow:   kueue.MayStopSearch,
+		Active:          cq.active,
+		InactiveMessage: cq.inactiveMessage,
+	}
+	if out.Strategy == "" {
+		out.Strategy = kueue.BestEffortFIFO
+	}
+	if ff := spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow != "" {
+		out.WhenCanBorrow = ff.WhenCanBorrow
+	}
+	if spec.NamespaceSelector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector); err == nil {
+			out.NamespaceSelector = sel
+		}
+	}
+	for _, rg := range spec.ResourceGroups {
+		g := scheduler.ResourceGroup{Resources: append([]corev1.ResourceName(nil), rg.CoveredResources...)}
+		for _, f := range rg.Flavors {
+			g.Flavors = append(g.Flavors, string(f.Name))
+		}
+		out.Groups = append(out.Groups, g)
+	}
+	return out
+}
+
+func limitsOf(groups []kueue.ResourceGroup) map[quota.FlavorResource]quota.Limits {
+	limits := map[quota.FlavorResource]quota.Limits{}
+	for _, rg := range groups {
+		for _, f := range rg.Flavors {
+			for _, r := range f.Resources {
+				l := quota.Limits{Nominal: quota.ToAmount(r.Name, r.NominalQuota)}
+				if r.BorrowingLimit != nil {
+					v := quota.ToAmount(r.Name, *r.BorrowingLimit)
+					l.BorrowingLimit = &v
+				}
+				if r.LendingLimit != nil {
+					v := quota.ToAmount(r.Name, *r.LendingLimit)
+					l.LendingLimit = &v
+				}
+				limits[quota.FlavorResource{Flavor: string(f.Name), Resource: r.Name}] = l
+			}
+		}
+	}
+	return limits
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

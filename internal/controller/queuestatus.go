@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/cache"
+	"github.com/sluicehq/sluice/internal/quota"
+)
+
+// QueueStatusWriter keeps the counts and usage in ClusterQueue and
+// LocalQueue status current. It writes on a period rather than per
+// admission, and only what changed, so under load a queue's status costs at
+// most about one write per period.
+type QueueStatusWriter struct {
+	Client client.Client
+	State  *State
+	Period time.Duration
+}
+
+// NeedLeaderElection: the leader's view is the one to publish.
+func (w *QueueStatusWriter) NeedLeaderElection() bool { return true }
+
+// Start writes until ctx ends.
+func (w *QueueStatusWriter) Start(ctx context.Context) error {
+	ticker := time.NewTicker(w.Period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			w.flush(ctx)
+		}
+	}
+}
+
+func (w *QueueStatusWriter) flush(ctx context.Context) {
+	byCQ, byLQ := w.State.Cache.Usages()
+	lqToCQ := w.State.Cache.LocalQueueKeys()
+	pendingByLQ := map[string]int32{}
+	pendingByCQ := map[string]int32{}
+	for _, info := range w.State.Queues.All() {
+		key := info.Namespace + "/" + info.LocalQueue
+		pendingByLQ[key]++
+		if cq, ok := lqToCQ[key]; ok {
+			pendingByCQ[cq]++
+		}
+	}
+	for _, name := range w.State.Cache.ClusterQueueNames() {
+		cq := &kueue.ClusterQueue{}
+		if err := w.Client.Get(ctx, client.ObjectKey{Name: name}, cq); err != nil {
+			continue
+		}
+		usage := byCQ[name]
+		desired := cq.Status.DeepCopy()
+		desired.PendingWorkloads = pendingByCQ[name]
+		desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
+		desired.FlavorsReservation = flavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Reserved })
+		desired.FlavorsUsage = flavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Admitted })
+		if equality.Semantic.DeepEqual(&cq.Status, desired) {
+			continue
+		}
+		patch := client.MergeFrom(cq.DeepCopy())
+		cq.Status = *desired
+		if err := w.Client.Status().Patch(ctx, cq, patch); err != nil {
+			ctrl.LoggerFrom(ctx).V(2).Info("writing ClusterQueue status", "clusterQueue", name, "error", err.Error())
+		}
+	}
+	for key, cqName := range lqToCQ {
+		ns, name := splitKey(key)
+		lq := &kueue.LocalQueue{}
+		if err := w.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, lq); err != nil {
+			continue
+		}
+		cq, _ := w.State.Cache.ClusterQueue(cqName)
+		usage := byLQ[key]
+		desired := lq.Status.DeepCopy()
+		desired.PendingWorkloads = pendingByLQ[key]
+		desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
+		desired.FlavorsReservation = localFlavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Reserved })
+		desired.FlavorsUsage = localFlavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Admitted })
+		if equality.Semantic.DeepEqual(&lq.Status, desired) {
+			continue
+		}
+		patch := client.MergeFrom(lq.DeepCopy())
+		lq.Status = *desired
+		if err := w.Client.Status().Patch(ctx, lq, patch); err != nil {
+			ctrl.LoggerFrom(ctx).V(2).Info("writing LocalQueue status", "localQueue", key, "error", err.Error())
+		}
+	}
+}
+
+func counts(u *cache.Usage) (reserving, admitted int32) {
+	if u == nil {
+		return 0, 0
+	}
+	return u.ReservingWorkloads, u.AdmittedWorkloads
+}
+
+// flavorUsage lists, for every flavor and resource of the queue, what is
+// used and what of it is borrowed (beyond the nominal quota).
+func flavorUsage(cq *kueue.ClusterQueue, u *cache.Usage, pick func(*cache.Usage) quota.Amounts) []kueue.FlavorUsage {
+	var used quota.Amounts
+	if u != nil {
+		used = pick(u)
+	}
+	var out []kueue.FlavorUsage
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			fu := kueue.FlavorUsage{Name: f.Name}
+			for _, r := range f.Resources {
+				v := used[quota.FlavorResource{Flavor: string(f.Name), Resource: r.Name}]
+				borrowed := max(0, v-quota.ToAmount(r.Name, r.NominalQuota))
+				fu.Resources = append(fu.Resources, kueue.ResourceUsage{
+					Name: string(r.Name), Total: quota.ToQuantity(r.Name, v), Borrowed: quota.ToQuantity(r.Name, borrowed)})
+			}
+			out = append(out, fu)
+		}
+	}
+	return out
+}
+
+func localFlavorUsage(cq *kueue.ClusterQueue, u *cache.Usage, pick func(*cache.Usage) quota.Amounts) []kueue.LocalQueueFlavorUsage {
+	if cq == nil {
+		return nil
+	}
+	var out []kueue.LocalQueueFlavorUsage
+	for _, fu := range flavorUsage(cq, u, pick) {
+		lfu := kueue.LocalQueueFlavorUsage{Name: fu.Name}
+		for _, r := range fu.Resources {
+			lfu.Resources = append(lfu.Resources, kueue.LocalQueueResourceUsage{Name: corev1.ResourceName(r.Name), Total: r.Total})
+		}
+		out = append(out, lfu)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+
+func splitKey(key string) (string, string) {
+	for i := range len(key) {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}

@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Scheduler runs admission cycles while this manager is the leader: it
+// takes a snapshot, lets internal/scheduler decide, and applies the
+// decisions with at most one write each. An admission is charged to the
+// cache ("assumed") as soon as it is decided, so the next cycle does not
+// wait for the write; a failed write gives the quota back and queues the
+// workload's latest version again.
+type Scheduler struct {
+	Client client.Client
+	State  *State
+	Clock  clock.Clock
+	// Writers is how many status writes may be in flight at once.
+	Writers int
+}
+
+// NeedLeaderElection: only the leader admits.
+func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+// Start rebuilds the state from the informer cache, then runs cycles until
+// ctx ends; it returns once its writes in flight are done, so that a new
+// leader sees them.
+func (s *Scheduler) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("scheduler")
+	if err := s.rebuild(ctx); err != nil {
+		return err
+	}
+	writes := make(chan func(context.Context), 1024)
+	var wg sync.WaitGroup
+	// Writes in flight finish even as the manager stops, within a bound.
+	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWrites()
+	for range max(1, s.Writers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range writes {
+				w(writeCtx)
+			}
+		}()
+	}
+	defer func() {
+		close(writes)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cancelWrites()
+			<-done
+		}
+	}()
+	log.Info("admitting")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.State.Queues.Wake():
+		}
+		s.cycle(ctx, writes)
+	}
+}
+
+// rebuild makes sure that every reservation recorded in the API is charged
+// before the first cycle: after a restart or a leader change nothing may be
+// admitted beyond quota. It also primes the queues and queue definitions so
+// the first cycle doesn't wait for each reconciler.
+func (s *Scheduler) rebuild(ctx context.Context) error {
+	cqs := &kueue.ClusterQueueList{}
+	if err := s.Client.List(ctx, cqs); err != nil {
+		return fmt.Errorf("listing ClusterQueues: %w", err)
+	}
+	for i := range cqs.Items {
+		cq := &cqs.Items[i]
+		if _, known := s.State.Cache.ClusterQueue(cq.Name); !known {
+			active := meta.FindStatusCondition(cq.Status.Conditions, kueue.ConditionActive)
+			if active == nil {
+				active = &metav1.Condition{Status: metav1.ConditionFalse, Message: "not evaluated yet"}
+			}
+			s.State.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
+		}
+	}
+	for _, list := range []client.ObjectList{&kueue.LocalQueueList{}, &kueue.CohortList{}, &kueue.ResourceFlavorList{}, &corev1.NamespaceList{}} {
+		if err := s.Client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing %T: %w", list, err)
+		}
+		_ = meta.EachListItem(list, func(obj runtime.Object) error {
+			switch o := obj.(type) {
+			case *kueue.LocalQueue:
+				s.State.Cache.SetLocalQueue(o)
+			case *kueue.Cohort:
+				s.State.Cache.SetCohort(o)
+			case *kueue.ResourceFlavor:
+				s.State.Cache.SetFlavor(o)
+			case *corev1.Namespace:
+				s.State.Cache.SetNamespace(o.Name, o.Labels)
+			}
+			return nil
+		})
+	}
+	wls := &kueue.WorkloadList{}
+	if err := s.Client.List(ctx, wls); err != nil {
+		return fmt.Errorf("listing Workloads: %w", err)
+	}
+	for i := range wls.Items {
+		wl := &wls.Items[i]
+		switch {
+		case !wl.DeletionTimestamp.IsZero() || workload.IsFinished(wl):
+		case workload.HasQuotaReservation(wl):
+			s.State.Cache.SetReserved(wl)
+		case workload.IsActive(wl) && !s.State.Cache.Holds(workload.Key(wl)):
+			s.State.Queues.AddOrUpdate(workload.NewInfo(wl))
+		}
+	}
+	return nil
+}
+
+// cycle decides and hands the writes to the writers.
+func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Context)) {
+	snap := s.State.Cache.Snapshot()
+	pending := s.State.Queues.Pending()
+	if len(pending) == 0 {
+		return
+	}
+	decisions := scheduler.Schedule(snap, pending)
+	for i := range decisions {
+		d := decisions[i]
+		if d.Admitted() {
+			s.State.Cache.Assume(d.Info, d.ClusterQueue, d.Usage)
+			s.State.Queues.Delete(d.Info.Key)
+			writes <- func(ctx context.Context) { s.writeAdmission(ctx, d) }
+			continue
+		}
+		if d.Park {
+			s.State.Queues.Park(d.Info)
+		}
+		if workload.PendingDiffers(d.Info.Obj, d.Reason, d.Message) {
+			writes <- func(ctx context.Context) { s.writePending(ctx, d) }
+		}
+	}
+	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
+}
+
+// writeAdmission writes status.admission and the conditions in one patch,
+// conditional on the version the decision was made on.
+func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
+	wl := d.Info.Obj.DeepCopy()
+	patch := client.MergeFromWithOptions(d.Info.Obj, client.MergeFromWithOptimisticLock{})
+	workload.SetAdmitted(wl, d.Admission, s.Clock.Now())
+	err := s.Client.Status().Patch(ctx, wl, patch)
+	if err == nil {
+		return
+	}
+	// Give the quota back and look at the workload again as it is now.
+	s.State.quotaFreed(s.State.Cache.Release(d.Info.Key))
+	if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).Error(err, "writing an admission", "workload", d.Info.Key)
+	}
+	latest := &kueue.Workload{}
+	if getErr := s.Client.Get(ctx, client.ObjectKey{Namespace: d.Info.Namespace, Name: d.Info.Name}, latest); getErr != nil {
+		return
+	}
+	if !workload.HasQuotaReservation(latest) && !workload.IsFinished(latest) && workload.IsActive(latest) && latest.DeletionTimestamp.IsZero() {
+		s.State.Queues.AddOrUpdate(workload.NewInfo(latest))
+	}
+}
+
+// writePending records why a workload waits; a conflict means a newer
+// version exists, which is evaluated again anyway.
+func (s *Scheduler) writePending(ctx context.Context, d scheduler.Decision) {
+	wl := d.Info.Obj.DeepCopy()
+	patch := client.MergeFromWithOptions(d.Info.Obj, client.MergeFromWithOptimisticLock{})
+	workload.SetPending(wl, d.Reason, d.Message, s.Clock.Now())
+	if err := s.Client.Status().Patch(ctx, wl, patch); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).Error(err, "writing a pending reason", "workload", d.Info.Key)
+	}
+}

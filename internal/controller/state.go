@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/cache"
+	"github.com/sluicehq/sluice/internal/queue"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// State is what the reconcilers feed and the scheduler loop reads: the
+// admission cache and the pending queues. Changes that may let a parked
+// workload fit (a queue, cohort, flavor or namespace changed) requeue the
+// parked workloads; repeated events with nothing new do not.
+type State struct {
+	Cache  *cache.Cache
+	Queues *queue.Manager
+
+	mu   sync.Mutex
+	seen map[string]string // object kind/name -> what was last fed
+}
+
+// NewState makes an empty State.
+func NewState() *State {
+	return &State{Cache: cache.New(), Queues: queue.NewManager(), seen: map[string]string{}}
+}
+
+// changed records a version of what was fed for an object and tells whether
+// it differs from the last one.
+func (s *State) changed(key, version string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[key] == version {
+		return false
+	}
+	s.seen[key] = version
+	return true
+}
+
+func specVersion(generation int64) string { return strconv.FormatInt(generation, 10) + "/" }
+
+func labelsVersion(l map[string]string) string {
+	keys := slices.Sorted(maps.Keys(l))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + l[k] + ",")
+	}
+	return b.String()
+}
+
+func (s *State) setClusterQueue(cq *kueue.ClusterQueue, active metav1.Condition) {
+	s.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
+	if s.changed("cq/"+cq.Name, specVersion(cq.Generation)+string(active.Status)+active.Message) {
+		s.Queues.RequeueParked(nil)
+	}
+}
+
+func (s *State) setLocalQueue(lq *kueue.LocalQueue) {
+	s.Cache.SetLocalQueue(lq)
+	if s.changed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.Generation)) {
+		s.Queues.RequeueParked(nil)
+	}
+}
+
+func (s *State) setCohort(co *kueue.Cohort) {
+	s.Cache.SetCohort(co)
+	if s.changed("cohort/"+co.Name, specVersion(co.Generation)) {
+		s.Queues.RequeueParked(nil)
+	}
+}
+
+func (s *State) setFlavor(rf *kueue.ResourceFlavor) {
+	s.Cache.SetFlavor(rf)
+	if s.changed("rf/"+rf.Name, specVersion(rf.Generation)) {
+		s.Queues.RequeueParked(nil)
+	}
+}
+
+func (s *State) setNamespace(name string, labels map[string]string) {
+	s.Cache.SetNamespace(name, maps.Clone(labels))
+	if s.changed("ns/"+name, labelsVersion(labels)) {
+		s.Queues.RequeueParked(nil)
+	}
+}
+
+// quotaFreed wakes the parked workloads that share quota with a
+// ClusterQueue that got some back.
+func (s *State) quotaFreed(clusterQueue string) {
+	if clusterQueue == "" {
+		return
+	}
+	members := s.Cache.CohortMembers(clusterQueue)
+	s.Queues.RequeueParked(func(info *workload.Info) bool {
+		lq, ok := s.Cache.LocalQueue(info.Namespace + "/" + info.LocalQueue)
+		return ok && members[string(lq.Spec.ClusterQueue)]
+	})
+}

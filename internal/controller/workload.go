@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// WorkloadReconciler keeps admission's view of each Workload current: a
+// pending one waits in the queues, an admitted one holds quota in the cache,
+// a finished or deleted one gives its quota back. It also takes admissions
+// away when they must end: the workload was deactivated, its queue drains
+// (HoldAndDrain), or it ran past maximumExecutionTimeSeconds.
+type WorkloadReconciler struct {
+	Client client.Client
+	State  *State
+	Clock  clock.Clock
+}
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ignoreConflict(r.reconcile(ctx, req))
+}
+
+func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := req.String()
+	wl := &kueue.Workload{}
+	if err := r.Client.Get(ctx, req.NamespacedName, wl); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(key)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !wl.DeletionTimestamp.IsZero() || workload.IsFinished(wl) {
+		r.forget(key)
+		return ctrl.Result{}, nil
+	}
+	if workload.HasQuotaReservation(wl) {
+		r.State.Queues.Delete(key)
+		r.State.quotaFreed(r.State.Cache.SetReserved(wl))
+		return r.reconcileReserved(ctx, wl)
+	}
+	if r.State.Cache.IsAssumed(key) {
+		// An older version than our admission write, which is in flight:
+		// the write's outcome decides what happens next.
+		return ctrl.Result{}, nil
+	}
+	r.State.quotaFreed(r.State.Cache.Release(key))
+	if !workload.IsActive(wl) {
+		r.State.Queues.Delete(key)
+		return ctrl.Result{}, nil
+	}
+	r.State.Queues.AddOrUpdate(workload.NewInfo(wl))
+	return ctrl.Result{}, nil
+}
+
+func (r *WorkloadReconciler) forget(key string) {
+	r.State.Queues.Delete(key)
+	r.State.quotaFreed(r.State.Cache.Release(key))
+}
+
+// reconcileReserved ends an admission that must end, or comes back when the
+// workload's execution time runs out.
+func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Workload) (ctrl.Result, error) {
+	now := r.Clock.Now()
+	if reason, message := r.evictionReason(wl); reason != "" {
+		return ctrl.Result{}, r.evict(ctx, wl, reason, message, reason != kueue.EvictedByDeactivation)
+	}
+	deadline, limited := workload.ExecutionDeadline(wl)
+	if !limited {
+		return ctrl.Result{}, nil
+	}
+	if now.Before(deadline) {
+		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+	}
+	// Out of time: deactivate (so it is not queued again), then evict.
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	inactive := false
+	wl.Spec.Active = &inactive
+	if err := r.Client.Patch(ctx, wl, patch); err != nil {
+		return ctrl.Result{}, fmt.Errorf("deactivating workload %s: %w", wl.Name, err)
+	}
+	return ctrl.Result{}, r.evict(ctx, wl, kueue.EvictedByMaximumExecutionTime,
+		fmt.Sprintf("exceeded the maximum execution time of %ds", *wl.Spec.MaximumExecutionTimeSeconds), false)
+}
+
+// evictionReason says why an admitted workload must lose its admission now.
+func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload) (string, string) {
+	if !workload.IsActive(wl) {
+		return kueue.EvictedByDeactivation, "The workload is deactivated"
+	}
+	if cq, ok := r.State.Cache.ClusterQueue(string(wl.Status.Admission.ClusterQueue)); ok && drains(cq.Spec.StopPolicy) {
+		return kueue.EvictedByClusterQueueStopped, fmt.Sprintf("ClusterQueue %s is stopped with HoldAndDrain", cq.Name)
+	}
+	if lq, ok := r.State.Cache.LocalQueue(wl.Namespace + "/" + string(wl.Spec.QueueName)); ok && drains(lq.Spec.StopPolicy) {
+		return kueue.EvictedByLocalQueueStopped, fmt.Sprintf("LocalQueue %s is stopped with HoldAndDrain", lq.Name)
+	}
+	return "", ""
+}
+
+func drains(p *kueue.StopPolicy) bool { return p != nil && *p == kueue.StopPolicyHoldAndDrain }
+
+// evict takes the admission away in one write. A Workload created directly
+// has no job to stop first; job integrations stop their job before the
+// reservation is cleared.
+func (r *WorkloadReconciler) evict(ctx context.Context, wl *kueue.Workload, reason, message string, requeue bool) error {
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("evicting workload %s: %w", wl.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("evicted", "workload", client.ObjectKeyFromObject(wl), "reason", reason)
+	return nil
+}
+
+// SetupWithManager watches Workloads.
+func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&kueue.Workload{}).
+		Named("workload").
+		WithOptions(controllerOptions(4)).
+		Complete(r)
+}

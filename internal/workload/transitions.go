@@ -1,0 +1,100 @@
+package workload
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// Reasons of the conditions sluice sets besides the contract's reasons.
+const (
+	reasonQuotaReserved = "QuotaReserved"
+	reasonAdmitted      = "Admitted"
+	reasonNoReservation = "NoReservation"
+)
+
+// SetAdmitted records a quota reservation in a ClusterQueue without
+// admission checks: QuotaReserved=True and Admitted=True at once.
+func SetAdmitted(wl *kueue.Workload, adm *kueue.Admission, now time.Time) {
+	wl.Status.Admission = adm
+	t := metav1.NewTime(now)
+	set := func(typ, reason, msg string, status metav1.ConditionStatus) {
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: t, ObservedGeneration: wl.Generation})
+	}
+	set(kueue.WorkloadQuotaReserved, reasonQuotaReserved, fmt.Sprintf("Quota reserved in ClusterQueue %s", adm.ClusterQueue), metav1.ConditionTrue)
+	set(kueue.WorkloadAdmitted, reasonAdmitted, fmt.Sprintf("The workload is admitted by ClusterQueue %s", adm.ClusterQueue), metav1.ConditionTrue)
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		set(kueue.WorkloadEvicted, reasonQuotaReserved, "Admitted again", metav1.ConditionFalse)
+	}
+}
+
+// PendingDiffers tells whether the workload's QuotaReserved=False condition
+// says something other than reason and message: only then is it written.
+func PendingDiffers(wl *kueue.Workload, reason, message string) bool {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+	return c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason || c.Message != message
+}
+
+// SetPending records why a workload waits.
+func SetPending(wl *kueue.Workload, reason, message string, now time.Time) {
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+}
+
+// SetEvicted takes the admission away: Evicted=True with the reason, the
+// reservation cleared, and Requeued telling whether the workload queues
+// again. The time it ran is added to accumulatedPastExecutionTimeSeconds.
+func SetEvicted(wl *kueue.Workload, reason, message string, requeue bool, now time.Time) {
+	t := metav1.NewTime(now)
+	if ran := AdmittedFor(wl, now); ran > 0 {
+		past := int32(0)
+		if wl.Status.AccumulatedPastExecutionTimeSeconds != nil {
+			past = *wl.Status.AccumulatedPastExecutionTimeSeconds
+		}
+		total := past + int32(ran/time.Second)
+		wl.Status.AccumulatedPastExecutionTimeSeconds = &total
+	}
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: t, ObservedGeneration: wl.Generation})
+	}
+	set(kueue.WorkloadEvicted, metav1.ConditionTrue, reason, message)
+	set(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.ReasonPending, "Evicted: "+message)
+	set(kueue.WorkloadAdmitted, metav1.ConditionFalse, reasonNoReservation, "The workload has no reservation")
+	if requeue {
+		set(kueue.WorkloadRequeued, metav1.ConditionTrue, reason, "Queued again after eviction")
+	} else {
+		set(kueue.WorkloadRequeued, metav1.ConditionFalse, reason, "Not queued again: "+message)
+	}
+	wl.Status.Admission = nil
+}
+
+// AdmittedFor is how long the workload has been admitted this time.
+func AdmittedFor(wl *kueue.Workload, now time.Time) time.Duration {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return 0
+	}
+	return now.Sub(c.LastTransitionTime.Time)
+}
+
+// ExecutionDeadline is when an admitted workload exceeds its
+// maximumExecutionTimeSeconds, counting earlier admissions; ok is false
+// when it has no limit or is not admitted.
+func ExecutionDeadline(wl *kueue.Workload) (deadline time.Time, ok bool) {
+	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if wl.Spec.MaximumExecutionTimeSeconds == nil || c == nil || c.Status != metav1.ConditionTrue {
+		return time.Time{}, false
+	}
+	budget := time.Duration(*wl.Spec.MaximumExecutionTimeSeconds) * time.Second
+	if past := wl.Status.AccumulatedPastExecutionTimeSeconds; past != nil {
+		budget -= time.Duration(*past) * time.Second
+	}
+	return c.LastTransitionTime.Add(budget), true
+}
