@@ -144,7 +144,6 @@ func localFlavorUsage(cq *kueue.ClusterQueue, u *cache.Usage, pick func(*cache.U
 	return out
 }
 
-
 func splitKey(key string) (string, string) {
 	for i := range len(key) {
 		if key[i] == '/' {

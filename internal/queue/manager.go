@@ -68,21 +68,18 @@ func (m *Manager) Park(info *workload.Info) {
 }
 
 // RequeueParked returns parked workloads to the queue; keep selects which
-// (nil: all).
+// (nil: all). It always wakes the scheduler: a StrictFIFO head is never
+// parked, yet the change that called for this may let it fit.
 func (m *Manager) RequeueParked(keep func(*workload.Info) bool) {
 	m.mu.Lock()
-	moved := false
 	for key, info := range m.parked {
 		if keep == nil || keep(info) {
 			delete(m.parked, key)
 			m.pending[key] = info
-			moved = true
 		}
 	}
 	m.mu.Unlock()
-	if moved {
-		m.Signal()
-	}
+	m.Signal()
 }
 
 // Pending returns the workloads to evaluate, in no particular order.

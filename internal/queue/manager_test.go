@@ -49,7 +49,11 @@ func TestParkAndRequeue(t *testing.T) {
 	if len(m.Pending()) != 1 {
 		t.Fatal("requeue with a filter moved the wrong workload")
 	}
-	<-m.Wake()
+	select {
+	case <-m.Wake():
+	default:
+		t.Fatal("a requeue that moved nothing must still wake the scheduler (StrictFIFO heads are never parked)")
+	}
 	m.RequeueParked(nil)
 	if len(m.Pending()) != 2 {
 		t.Fatal("requeue did not bring a back")

@@ -152,8 +152,14 @@ func TestInvalidChangesAreRejected(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), obj) })
 			if rule.setup != nil {
-				rule.setup(obj)
-				if err := cluster.Client.Status().Update(ctx, obj); err != nil {
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+						return err
+					}
+					rule.setup(obj)
+					return cluster.Client.Status().Update(ctx, obj)
+				})
+				if err != nil {
 					t.Fatalf("writing the initial status: %v", err)
 				}
 			}
