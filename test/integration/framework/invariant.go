@@ -12,7 +12,7 @@ import (
 
 // CheckQuotaInvariant reads every ClusterQueue, Cohort and Workload and
 // verifies, with its own arithmetic, that the quota held by workloads with
-// QuotaReserved=True respects every bound:
+// QuotaReserved=True that have not finished respects every bound:
 //   - a queue uses at most its nominal quota plus its borrowing limit;
 //   - the queues of a cohort tree together use at most the tree's quota
 //     (their nominal quotas plus the cohorts' pools);
@@ -33,7 +33,8 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 	type cell struct{ flavor, resource string }
 	usage := map[string]map[cell]int64{}
 	for _, wl := range wls.Items {
-		if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
+			meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			continue
 		}
 		cq := string(wl.Status.Admission.ClusterQueue)
