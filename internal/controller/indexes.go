@@ -17,6 +17,7 @@ const (
 	indexClusterQueueCohort  = "spec.cohortName"
 	indexLocalQueueCQ        = "spec.clusterQueue"
 	indexWorkloadReservedIn  = "status.admission.clusterQueue"
+	indexWorkloadQueueName   = "spec.queueName"
 )
 
 // SetupIndexes registers the field indexes the reconcilers use.
@@ -40,6 +41,9 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		}},
 		{&kueue.LocalQueue{}, indexLocalQueueCQ, func(o client.Object) []string {
 			return []string{string(o.(*kueue.LocalQueue).Spec.ClusterQueue)}
+		}},
+		{&kueue.Workload{}, indexWorkloadQueueName, func(o client.Object) []string {
+			return []string{string(o.(*kueue.Workload).Spec.QueueName)}
 		}},
 		{&kueue.Workload{}, indexWorkloadReservedIn, func(o client.Object) []string {
 			if adm := o.(*kueue.Workload).Status.Admission; adm != nil {

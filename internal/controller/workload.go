@@ -8,6 +8,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -123,10 +125,35 @@ func (r *WorkloadReconciler) evict(ctx context.Context, wl *kueue.Workload, reas
 	return nil
 }
 
-// SetupWithManager watches Workloads.
+// SetupWithManager watches Workloads, and the queues that drain them.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c := mgr.GetClient()
+	workloadsOf := func(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+		list := &kueue.WorkloadList{}
+		if err := c.List(ctx, list, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing workloads of a draining queue")
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&kueue.Workload{}).
+		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			if !drains(o.(*kueue.ClusterQueue).Spec.StopPolicy) {
+				return nil
+			}
+			return workloadsOf(ctx, client.MatchingFields{indexWorkloadReservedIn: o.GetName()})
+		})).
+		Watches(&kueue.LocalQueue{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			if !drains(o.(*kueue.LocalQueue).Spec.StopPolicy) {
+				return nil
+			}
+			return workloadsOf(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexWorkloadQueueName: o.GetName()})
+		})).
 		Named("workload").
 		WithOptions(controllerOptions(4)).
 		Complete(r)

@@ -197,3 +197,5 @@ func nextSecond(t *testing.T, obj client.Object) {
 		return time.Now().Truncate(time.Second).After(obj.GetCreationTimestamp().Time), nil
 	})
 }
+
+func quantity(s string) resource.Quantity { return resource.MustParse(s) }
