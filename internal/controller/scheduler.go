@@ -32,6 +32,18 @@ type Scheduler struct {
 	Clock  clock.Clock
 	// Writers is how many status writes may be in flight at once.
 	Writers int
+	// MessageRefresh is how often a pending workload's message may be
+	// rewritten when only its numbers changed; a new reason is written at
+	// once. Without it, every admission or release would rewrite the message
+	// of every waiting workload of the cohort.
+	MessageRefresh time.Duration
+
+	lastMessage map[string]time.Time
+	// refreshDue are parked workloads whose message waits for the refresh
+	// interval; the timer requeues them.
+	refreshMu    sync.Mutex
+	refreshDue   map[string]bool
+	refreshArmed bool
 }
 
 // NeedLeaderElection: only the leader admits.
@@ -70,6 +82,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			<-done
 		}
 	}()
+	s.lastMessage = map[string]time.Time{}
 	log.Info("admitting")
 	for {
 		select {
@@ -151,14 +164,68 @@ func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Contex
 			writes <- func(ctx context.Context) { s.writeAdmission(ctx, d) }
 			continue
 		}
+		switch s.pendingWrite(d) {
+		case writeNow:
+			s.lastMessage[d.Info.Key] = s.Clock.Now()
+			writes <- func(ctx context.Context) { s.writePending(ctx, d) }
+		case writeLater:
+			s.refreshLater(d.Info.Key)
+		}
 		if d.Park {
 			s.State.Queues.Park(d.Info)
 		}
-		if workload.PendingDiffers(d.Info.Obj, d.Reason, d.Message) {
-			writes <- func(ctx context.Context) { s.writePending(ctx, d) }
-		}
+	}
+	if len(s.lastMessage) > 2*len(pending)+1024 {
+		s.lastMessage = map[string]time.Time{}
 	}
 	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
+}
+
+type pendingWriteVerdict int
+
+const (
+	noWrite pendingWriteVerdict = iota
+	writeNow
+	writeLater
+)
+
+// pendingWrite decides whether a pending verdict is written: never when the
+// condition already says it, at once for a new reason, and for a message
+// whose numbers changed, at most once per MessageRefresh.
+func (s *Scheduler) pendingWrite(d scheduler.Decision) pendingWriteVerdict {
+	if !workload.PendingDiffers(d.Info.Obj, d.Reason, d.Message) {
+		return noWrite
+	}
+	c := meta.FindStatusCondition(d.Info.Obj.Status.Conditions, kueue.WorkloadQuotaReserved)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != d.Reason {
+		return writeNow
+	}
+	if last, ok := s.lastMessage[d.Info.Key]; ok && s.Clock.Since(last) < s.MessageRefresh {
+		return writeLater
+	}
+	return writeNow
+}
+
+// refreshLater requeues a parked workload once the refresh interval passed,
+// so that its message is brought up to date even if nothing else happens.
+func (s *Scheduler) refreshLater(key string) {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.refreshDue == nil {
+		s.refreshDue = map[string]bool{}
+	}
+	s.refreshDue[key] = true
+	if s.refreshArmed {
+		return
+	}
+	s.refreshArmed = true
+	time.AfterFunc(s.MessageRefresh, func() {
+		s.refreshMu.Lock()
+		due := s.refreshDue
+		s.refreshDue, s.refreshArmed = nil, false
+		s.refreshMu.Unlock()
+		s.State.Queues.RequeueParked(func(info *workload.Info) bool { return due[info.Key] })
+	})
 }
 
 // writeAdmission writes status.admission and the conditions in one patch,

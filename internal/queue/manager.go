@@ -38,10 +38,18 @@ func (m *Manager) Signal() {
 	}
 }
 
-// AddOrUpdate queues a pending workload, or its newer version: a new
-// version is evaluated again even if the old one was parked.
+// AddOrUpdate queues a pending workload, or its newer version. A parked
+// workload whose spec did not change (same generation: only its status was
+// written, e.g. its pending reason) stays parked with the newer version;
+// otherwise it is evaluated again.
 func (m *Manager) AddOrUpdate(info *workload.Info) {
 	m.mu.Lock()
+	if parked, ok := m.parked[info.Key]; ok && parked.Obj != nil && info.Obj != nil &&
+		parked.Obj.Generation == info.Obj.Generation && parked.QueueTime.Equal(info.QueueTime) {
+		m.parked[info.Key] = info
+		m.mu.Unlock()
+		return
+	}
 	delete(m.parked, info.Key)
 	m.pending[info.Key] = info
 	m.mu.Unlock()

@@ -6,7 +6,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -32,23 +31,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kubectl missing: run `make tools`:", err)
 		return 1
 	}
-	root, err := framework.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	tmp, err := os.MkdirTemp("", "sluice-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	sluiceBin = filepath.Join(tmp, "sluice")
-	build := exec.Command("go", "build", "-o", sluiceBin, "./cmd/sluice")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building sluice:", err)
+	if sluiceBin, err = framework.BuildSluice(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/go-logr/logr"
@@ -36,7 +37,13 @@ type Cluster struct {
 
 // StartCluster starts etcd and kube-apiserver and installs the CRDs and the
 // validating webhook configuration.
-func StartCluster() (*Cluster, error) {
+func StartCluster() (*Cluster, error) { return startCluster(true) }
+
+// StartClusterWithoutWebhooks installs the CRDs only, for managers that run
+// with --webhooks=false.
+func StartClusterWithoutWebhooks() (*Cluster, error) { return startCluster(false) }
+
+func startCluster(webhooks bool) (*Cluster, error) {
 	ctrl.SetLogger(testLogger())
 	assets, err := AssetsDir()
 	if err != nil {
@@ -45,6 +52,9 @@ func StartCluster() (*Cluster, error) {
 	env, err := devcluster.NewEnvironment(assets)
 	if err != nil {
 		return nil, err
+	}
+	if !webhooks {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{}
 	}
 	restConfig, err := env.Start()
 	if err != nil {
@@ -158,4 +168,32 @@ func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options)
 	}()
 	*cluster = c
 	return m.Run()
+}
+
+// WriteAdminKubeconfig writes a kubeconfig of a cluster admin to path.
+func (c *Cluster) WriteAdminKubeconfig(path string) error {
+	admin, err := c.Env.AddUser(envtest.User{Name: "test-admin", Groups: []string{"system:masters"}}, c.RestConfig)
+	if err != nil {
+		return err
+	}
+	data, err := admin.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// BuildSluice builds the sluice binary into dir and returns its path.
+func BuildSluice(dir string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sluice")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/sluice")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building sluice: %w\n%s", err, out)
+	}
+	return bin, nil
 }
