@@ -199,3 +199,16 @@ func nextSecond(t *testing.T, obj client.Object) {
 }
 
 func quantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// waitActive waits until a ClusterQueue is Active, which also means that
+// admission has taken it into account.
+func waitActive(t *testing.T, cq *kueue.ClusterQueue) {
+	t.Helper()
+	framework.Eventually(t, cq.Name+" to be active", func(ctx context.Context) (bool, error) {
+		current := &kueue.ClusterQueue{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(cq), current); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(current.Status.Conditions, kueue.ConditionActive), nil
+	})
+}

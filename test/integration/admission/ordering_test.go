@@ -99,4 +99,3 @@ func probe(t *testing.T) {
 	mustCreate(t, wl)
 	waitAdmitted(t, wl)
 }
-

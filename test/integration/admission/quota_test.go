@@ -168,7 +168,11 @@ func TestFlavorAssignment(t *testing.T) {
 			cqName, lender := unique("cq"), unique("cq")
 			cq := clusterQueue(cqName, cohort, fq{flavor: onDemand, nominal: "1"}, fq{flavor: extra, nominal: "4"})
 			cq.Spec.FlavorFungibility = &kueue.FlavorFungibility{WhenCanBorrow: policy, WhenCanPreempt: kueue.TryNextFlavor}
-			mustCreate(t, cq, clusterQueue(lender, cohort, fq{flavor: onDemand, nominal: "4"}), localQueue(ns, cqName, cqName))
+			lenderCQ := clusterQueue(lender, cohort, fq{flavor: onDemand, nominal: "4"})
+			mustCreate(t, cq, lenderCQ, localQueue(ns, cqName, cqName))
+			// The choice depends on what the lender can lend: wait until
+			// admission knows it.
+			waitActive(t, lenderCQ)
 			wl := newWorkload(ns, unique("wl"), cqName, 0, 2, "1")
 			mustCreate(t, wl)
 			waitAdmitted(t, wl)

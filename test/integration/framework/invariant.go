@@ -130,4 +130,3 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 	}
 	return nil
 }
-
