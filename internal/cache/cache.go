@@ -57,8 +57,12 @@ func New() *Cache {
 	}
 }
 
+// The setters keep copies: callers go on writing to their objects (a status
+// patch decodes the server's answer into them) while snapshots read ours.
+
 // SetClusterQueue records a ClusterQueue and its Active verdict.
 func (c *Cache) SetClusterQueue(cq *kueue.ClusterQueue, active bool, inactiveMessage string) {
+	cq = cq.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clusterQueues[cq.Name] = &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage}
@@ -73,6 +77,7 @@ func (c *Cache) DeleteClusterQueue(name string) {
 
 // SetCohort records a Cohort.
 func (c *Cache) SetCohort(co *kueue.Cohort) {
+	co = co.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cohorts[co.Name] = co
@@ -87,6 +92,7 @@ func (c *Cache) DeleteCohort(name string) {
 
 // SetFlavor records a ResourceFlavor.
 func (c *Cache) SetFlavor(rf *kueue.ResourceFlavor) {
+	rf = rf.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.flavors[rf.Name] = rf
@@ -101,6 +107,7 @@ func (c *Cache) DeleteFlavor(name string) {
 
 // SetLocalQueue records a LocalQueue.
 func (c *Cache) SetLocalQueue(lq *kueue.LocalQueue) {
+	lq = lq.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.localQueues[lq.Namespace+"/"+lq.Name] = lq
