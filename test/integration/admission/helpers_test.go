@@ -165,16 +165,7 @@ func finish(t *testing.T, wl *kueue.Workload) {
 
 func update(t *testing.T, obj client.Object, mutate func()) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		mutate()
-		return cluster.Client.Update(context.Background(), obj)
-	})
-	if err != nil {
-		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
-	}
+	framework.Update(t, cluster.Client, obj, mutate)
 }
 
 // admittedNow lists which of the workloads hold a reservation right now.

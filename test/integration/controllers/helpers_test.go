@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -67,20 +66,9 @@ func create(t *testing.T, obj client.Object) {
 // createdObjects is per test, and tests of this suite don't run in parallel.
 var createdObjects = map[*testing.T][]client.Object{}
 
-// update applies mutate to the latest version of obj, retrying on conflicts
-// with the controllers that write the same object.
 func update(t *testing.T, obj client.Object, mutate func()) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		mutate()
-		return cluster.Client.Update(context.Background(), obj)
-	})
-	if err != nil {
-		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
-	}
+	framework.Update(t, cluster.Client, obj, mutate)
 }
 
 // waitForActive polls until the object's Active condition has the wanted

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Timeout bounds every wait for the cluster to converge.
@@ -24,5 +26,21 @@ func Eventually(t testing.TB, what string, cond func(ctx context.Context) (bool,
 		})
 	if err != nil {
 		t.Fatalf("timed out after %s waiting for %s (last error: %v)", Timeout, what, last)
+	}
+}
+
+// Update applies mutate to the latest version of obj and writes it,
+// retrying on conflicts with controllers that write the same object.
+func Update(t testing.TB, c client.Client, obj client.Object, mutate func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate()
+		return c.Update(context.Background(), obj)
+	})
+	if err != nil {
+		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
 	}
 }
