@@ -15,6 +15,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,9 +27,12 @@ import (
 //go:embed crd/bases/*.yaml webhook/manifests.yaml samples/*.yaml
 var files embed.FS
 
-// ValidatingWebhookConfigurationName is the name the kustomize overlay gives
-// the generated validating webhook configuration; embedded copies get it too.
-const ValidatingWebhookConfigurationName = "sluice-validating-webhook-configuration"
+// Names the kustomize overlay gives the generated webhook configurations;
+// embedded copies get them too.
+const (
+	ValidatingWebhookConfigurationName = "sluice-validating-webhook-configuration"
+	MutatingWebhookConfigurationName   = "sluice-mutating-webhook-configuration"
+)
 
 // CRDs returns the CustomResourceDefinitions of the kueue.x-k8s.io API.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -54,25 +58,37 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // ValidatingWebhooks returns the validating webhook configuration, named as
 // deployed.
 func ValidatingWebhooks() ([]*admissionv1.ValidatingWebhookConfiguration, error) {
+	return webhookConfigurations("ValidatingWebhookConfiguration", ValidatingWebhookConfigurationName,
+		func(o *admissionv1.ValidatingWebhookConfiguration) *metav1.ObjectMeta { return &o.ObjectMeta })
+}
+
+// MutatingWebhooks returns the mutating webhook configuration, named as
+// deployed.
+func MutatingWebhooks() ([]*admissionv1.MutatingWebhookConfiguration, error) {
+	return webhookConfigurations("MutatingWebhookConfiguration", MutatingWebhookConfigurationName,
+		func(o *admissionv1.MutatingWebhookConfiguration) *metav1.ObjectMeta { return &o.ObjectMeta })
+}
+
+func webhookConfigurations[T any](kind, name string, meta func(*T) *metav1.ObjectMeta) ([]*T, error) {
 	docs, err := documents("webhook/manifests.yaml")
 	if err != nil {
 		return nil, err
 	}
-	var out []*admissionv1.ValidatingWebhookConfiguration
+	var out []*T
 	for _, doc := range docs {
 		probe := struct{ Kind string }{}
 		if err := yaml.Unmarshal(doc, &probe); err != nil {
 			return nil, fmt.Errorf("parsing webhook/manifests.yaml: %w", err)
 		}
-		if probe.Kind != "ValidatingWebhookConfiguration" {
+		if probe.Kind != kind {
 			continue
 		}
-		vwc := &admissionv1.ValidatingWebhookConfiguration{}
-		if err := yaml.UnmarshalStrict(doc, vwc); err != nil {
+		obj := new(T)
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 			return nil, fmt.Errorf("parsing webhook/manifests.yaml: %w", err)
 		}
-		vwc.Name = ValidatingWebhookConfigurationName
-		out = append(out, vwc)
+		meta(obj).Name = name
+		out = append(out, obj)
 	}
 	return out, nil
 }

@@ -161,21 +161,27 @@ func prepareDataDir(dir string, keep bool) (string, func(), error) {
 }
 
 // NewEnvironment describes a control plane from the binaries in assets, with
-// sluice's CRDs and validating webhook configuration to install. Tests start
+// sluice's CRDs and webhook configurations to install. Tests start
 // the same environment as `sluice dev`.
 func NewEnvironment(assets string) (*envtest.Environment, error) {
 	crds, err := config.CRDs()
 	if err != nil {
 		return nil, err
 	}
-	webhooks, err := config.ValidatingWebhooks()
+	validating, err := config.ValidatingWebhooks()
+	if err != nil {
+		return nil, err
+	}
+	mutating, err := config.MutatingWebhooks()
 	if err != nil {
 		return nil, err
 	}
 	return &envtest.Environment{
-		BinaryAssetsDirectory:    assets,
-		CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
-		WebhookInstallOptions:    envtest.WebhookInstallOptions{ValidatingWebhooks: webhooks},
+		BinaryAssetsDirectory: assets,
+		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: crds},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			ValidatingWebhooks: validating, MutatingWebhooks: mutating,
+		},
 		ControlPlaneStartTimeout: time.Minute,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}, nil

@@ -24,15 +24,9 @@ import (
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/controller"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
-)
-
-// Names of the webhook configurations whose caBundle the manager keeps
-// current when it manages its own certificates (config/webhook).
-const (
-	ValidatingWebhookConfigurationName = "sluice-validating-webhook-configuration"
-	MutatingWebhookConfigurationName   = "sluice-mutating-webhook-configuration"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;update;patch
@@ -125,7 +119,8 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, ready *readin
 		ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
 		IsReady:        certsReady,
 		Webhooks: []rotator.WebhookInfo{
-			{Name: ValidatingWebhookConfigurationName, Type: rotator.Validating},
+			{Name: config.ValidatingWebhookConfigurationName, Type: rotator.Validating},
+			{Name: config.MutatingWebhookConfigurationName, Type: rotator.Mutating},
 		},
 		RequireLeaderElection: false,
 	})

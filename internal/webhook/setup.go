@@ -19,8 +19,8 @@ import (
 // +kubebuilder:webhook:path=/validate-kueue-x-k8s-io-v1beta2-localqueue,mutating=false,failurePolicy=fail,sideEffects=None,groups=kueue.x-k8s.io,resources=localqueues,verbs=create;update,versions=v1beta2,name=vlocalqueue.kueue.x-k8s.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-kueue-x-k8s-io-v1beta2-workload,mutating=false,failurePolicy=fail,sideEffects=None,groups=kueue.x-k8s.io,resources=workloads;workloads/status,verbs=create;update,versions=v1beta2,name=vworkload.kueue.x-k8s.io,admissionReviewVersions=v1
 
-// Setup registers the validating webhooks of the API with the manager's
-// webhook server.
+// Setup registers the webhooks of the API with the manager's webhook server:
+// validation of every kind, and the priority of new Workloads.
 func Setup(mgr ctrl.Manager) error {
 	if err := register(mgr, &kueue.ResourceFlavor{}, "ResourceFlavor", ValidateResourceFlavor, nil); err != nil {
 		return err
@@ -32,6 +32,9 @@ func Setup(mgr ctrl.Manager) error {
 		return err
 	}
 	if err := register(mgr, &kueue.LocalQueue{}, "LocalQueue", ValidateLocalQueue, nil); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &kueue.Workload{}).WithDefaulter(&PriorityDefaulter{Reader: mgr.GetAPIReader()}).Complete(); err != nil {
 		return err
 	}
 	return register(mgr, &kueue.Workload{}, "Workload", ValidateWorkload, ValidateWorkloadUpdate)

@@ -252,15 +252,15 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			}
 			return wl
 		}, "spec.priorityClassRef.kind", "group kueue.x-k8s.io goes with kind WorkloadPriorityClass"},
-		{"workload priority set with a priority class", func(broken bool) client.Object {
+		{"workload priority class must exist to resolve the priority", func(broken bool) client.Object {
 			wl := validWorkload()
-			wl.Spec.PriorityClassRef = &kueue.PriorityClassRef{Group: kueue.WorkloadPriorityClassGroup, Kind: kueue.WorkloadPriorityClassKind, Name: "high"}
+			wl.Spec.PriorityClassRef = &kueue.PriorityClassRef{Group: kueue.WorkloadPriorityClassGroup, Kind: kueue.WorkloadPriorityClassKind, Name: "no-such-class"}
 			wl.Spec.Priority = ptr.To[int32](1000)
 			if broken {
 				wl.Spec.Priority = nil
 			}
 			return wl
-		}, "spec.priority", "must be set when priorityClassRef is set"},
+		}, "spec.priorityClassRef.name", "Not found"},
 		{"workload pods resource is reserved", func(broken bool) client.Object {
 			wl := validWorkload()
 			if broken {

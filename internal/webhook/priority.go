@@ -1,0 +1,69 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// +kubebuilder:webhook:path=/mutate-kueue-x-k8s-io-v1beta2-workload,mutating=true,failurePolicy=fail,sideEffects=None,groups=kueue.x-k8s.io,resources=workloads,verbs=create,versions=v1beta2,name=mworkload.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloadpriorityclasses,verbs=get
+
+// PriorityDefaulter resolves a new Workload's priorityClassRef into
+// spec.priority when the creator left it out, so the priority is fixed at
+// creation: later changes of the class don't change existing Workloads.
+type PriorityDefaulter struct {
+	// Reader reads priority classes (directly: classes are few and
+	// Workload creation is the only reader).
+	Reader client.Reader
+}
+
+// Default sets spec.priority from the class, or rejects a class that
+// doesn't exist.
+func (d *PriorityDefaulter) Default(ctx context.Context, wl *kueue.Workload) error {
+	ref := wl.Spec.PriorityClassRef
+	if ref == nil || wl.Spec.Priority != nil {
+		return nil
+	}
+	value, err := d.classValue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	wl.Spec.Priority = &value
+	return nil
+}
+
+func (d *PriorityDefaulter) classValue(ctx context.Context, ref *kueue.PriorityClassRef) (int32, error) {
+	path := field.NewPath("spec", "priorityClassRef", "name")
+	key := client.ObjectKey{Name: ref.Name}
+	var value int32
+	var err error
+	switch ref.Kind {
+	case kueue.WorkloadPriorityClassKind:
+		wpc := &kueue.WorkloadPriorityClass{}
+		err = d.Reader.Get(ctx, key, wpc)
+		value = wpc.Value
+	case kueue.PodPriorityClassKind:
+		pc := &schedulingv1.PriorityClass{}
+		err = d.Reader.Get(ctx, key, pc)
+		value = pc.Value
+	default:
+		return 0, apierrors.NewInvalid(kueue.GroupVersion.WithKind("Workload").GroupKind(), "",
+			field.ErrorList{field.NotSupported(field.NewPath("spec", "priorityClassRef", "kind"), ref.Kind, []string{string(kueue.WorkloadPriorityClassKind), string(kueue.PodPriorityClassKind)})})
+	}
+	if apierrors.IsNotFound(err) {
+		return 0, apierrors.NewInvalid(kueue.GroupVersion.WithKind("Workload").GroupKind(), "",
+			field.ErrorList{field.NotFound(path, fmt.Sprintf("%s %s", ref.Kind, ref.Name))})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return value, nil
+}
