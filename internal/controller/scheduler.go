@@ -159,8 +159,7 @@ func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Contex
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
-			s.State.Cache.Assume(d.Info, d.ClusterQueue, d.Usage)
-			s.State.Queues.Delete(d.Info.Key)
+			s.State.assume(d.Info, d.ClusterQueue, d.Usage)
 			writes <- func(ctx context.Context) { s.writeAdmission(ctx, d) }
 			continue
 		}
@@ -247,8 +246,8 @@ func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	if getErr := s.Client.Get(ctx, client.ObjectKey{Namespace: d.Info.Namespace, Name: d.Info.Name}, latest); getErr != nil {
 		return
 	}
-	if !workload.HasQuotaReservation(latest) && !workload.IsFinished(latest) && workload.IsActive(latest) && latest.DeletionTimestamp.IsZero() {
-		s.State.Queues.AddOrUpdate(workload.NewInfo(latest))
+	if !workload.HasQuotaReservation(latest) && !workload.IsFinished(latest) && latest.DeletionTimestamp.IsZero() {
+		s.State.setPending(workload.NewInfo(latest), workload.IsActive(latest))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/cache"
 	"github.com/sluicehq/sluice/internal/queue"
+	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -25,6 +26,13 @@ type State struct {
 
 	mu   sync.Mutex
 	seen map[string]string // object kind/name -> what was last fed
+
+	// admission serializes the two moves of a workload between the queues
+	// and the cache: the scheduler assuming an admission (and dequeuing),
+	// and the reconciler seeing it pending (releasing and enqueuing).
+	// Interleaved, the reconciler could release an admission the scheduler
+	// had just assumed, and quota would look free while the write lands.
+	admission sync.Mutex
 }
 
 // NewState makes an empty State.
@@ -101,4 +109,32 @@ func (s *State) quotaFreed(clusterQueue string) {
 		lq, ok := s.Cache.LocalQueue(info.Namespace + "/" + info.LocalQueue)
 		return ok && members[string(lq.Spec.ClusterQueue)]
 	})
+}
+
+// assume charges a decided admission and takes the workload out of the
+// queues, atomically with respect to setPending.
+func (s *State) assume(info *workload.Info, clusterQueue string, usage quota.Amounts) {
+	s.admission.Lock()
+	defer s.admission.Unlock()
+	s.Cache.Assume(info, clusterQueue, usage)
+	s.Queues.Delete(info.Key)
+}
+
+// setPending records that a workload holds no reservation: it gives back any
+// quota it held and queues it (or, inactive, keeps it out). A workload whose
+// admission is assumed is left alone: the write in flight decides.
+func (s *State) setPending(info *workload.Info, active bool) {
+	s.admission.Lock()
+	if s.Cache.IsAssumed(info.Key) {
+		s.admission.Unlock()
+		return
+	}
+	freed := s.Cache.Release(info.Key)
+	if active {
+		s.Queues.AddOrUpdate(info)
+	} else {
+		s.Queues.Delete(info.Key)
+	}
+	s.admission.Unlock()
+	s.quotaFreed(freed)
 }

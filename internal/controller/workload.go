@@ -52,17 +52,9 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		r.State.quotaFreed(r.State.Cache.SetReserved(wl))
 		return r.reconcileReserved(ctx, wl)
 	}
-	if r.State.Cache.IsAssumed(key) {
-		// An older version than our admission write, which is in flight:
-		// the write's outcome decides what happens next.
-		return ctrl.Result{}, nil
-	}
-	r.State.quotaFreed(r.State.Cache.Release(key))
-	if !workload.IsActive(wl) {
-		r.State.Queues.Delete(key)
-		return ctrl.Result{}, nil
-	}
-	r.State.Queues.AddOrUpdate(workload.NewInfo(wl))
+	// Unless an admission of it is in flight (then the write's outcome
+	// decides), it holds nothing and waits.
+	r.State.setPending(workload.NewInfo(wl), workload.IsActive(wl))
 	return ctrl.Result{}, nil
 }
 
