@@ -74,5 +74,5 @@ type AdmissionCheckList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&AdmissionCheck{}, &AdmissionCheckList{})
+	register(&AdmissionCheck{}, &AdmissionCheckList{})
 }

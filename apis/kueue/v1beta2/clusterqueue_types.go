@@ -302,5 +302,5 @@ type ClusterQueueList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClusterQueue{}, &ClusterQueueList{})
+	register(&ClusterQueue{}, &ClusterQueueList{})
 }

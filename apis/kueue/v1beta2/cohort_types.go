@@ -58,5 +58,5 @@ type CohortList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Cohort{}, &CohortList{})
+	register(&Cohort{}, &CohortList{})
 }

@@ -139,5 +139,5 @@ type LocalQueueList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&LocalQueue{}, &LocalQueueList{})
+	register(&LocalQueue{}, &LocalQueueList{})
 }

@@ -62,5 +62,5 @@ type ResourceFlavorList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ResourceFlavor{}, &ResourceFlavorList{})
+	register(&ResourceFlavor{}, &ResourceFlavorList{})
 }

@@ -353,5 +353,5 @@ type WorkloadList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+	register(&Workload{}, &WorkloadList{})
 }

@@ -35,5 +35,5 @@ type WorkloadPriorityClassList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&WorkloadPriorityClass{}, &WorkloadPriorityClassList{})
+	register(&WorkloadPriorityClass{}, &WorkloadPriorityClassList{})
 }

@@ -47,15 +47,18 @@ func TestFullObjectsRoundTrip(t *testing.T) {
 			if !hasStatus {
 				return
 			}
+			// Compare what the API server stored, as its answer to the write:
+			// sluice's queue status writer may rewrite the counts a moment later.
+			var stored *unstructured.Unstructured
 			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				latest := readBack(t, want)
-				latest.Object["status"] = status
-				return cluster.Client.Status().Update(ctx, latest)
+				stored = readBack(t, want)
+				stored.Object["status"] = status
+				return cluster.Client.Status().Update(ctx, stored)
 			})
 			if err != nil {
 				t.Fatalf("status update: %v", err)
 			}
-			got = readBack(t, want)
+			got = stored
 			wantStatus, gotStatus := status.(map[string]any), got.Object["status"].(map[string]any)
 			// The Active condition of queues belongs to sluice's controllers,
 			// which run in this suite; every condition written must survive.
