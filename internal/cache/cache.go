@@ -5,6 +5,7 @@
 package cache
 
 import (
+	"maps"
 	"sort"
 	"sync"
 
@@ -124,7 +125,7 @@ func (c *Cache) DeleteLocalQueue(key string) {
 func (c *Cache) SetNamespace(name string, l map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.namespaces[name] = labels.Set(l)
+	c.namespaces[name] = labels.Set(maps.Clone(l))
 }
 
 // DeleteNamespace forgets a namespace.

@@ -54,47 +54,50 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			pendingByCQ[cq]++
 		}
 	}
+	reserved := func(u *cache.Usage) quota.Amounts { return u.Reserved }
+	admitted := func(u *cache.Usage) quota.Amounts { return u.Admitted }
 	for _, name := range w.State.Cache.ClusterQueueNames() {
-		cq := &kueue.ClusterQueue{}
-		if err := w.Client.Get(ctx, client.ObjectKey{Name: name}, cq); err != nil {
-			continue
-		}
 		usage := byCQ[name]
-		desired := cq.Status.DeepCopy()
-		desired.PendingWorkloads = pendingByCQ[name]
-		desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
-		desired.FlavorsReservation = flavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Reserved })
-		desired.FlavorsUsage = flavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Admitted })
-		if equality.Semantic.DeepEqual(&cq.Status, desired) {
-			continue
-		}
-		patch := client.MergeFrom(cq.DeepCopy())
-		cq.Status = *desired
-		if err := w.Client.Status().Patch(ctx, cq, patch); err != nil {
-			ctrl.LoggerFrom(ctx).V(2).Info("writing ClusterQueue status", "clusterQueue", name, "error", err.Error())
-		}
+		writeIfChanged(ctx, w.Client, &kueue.ClusterQueue{}, client.ObjectKey{Name: name}, func(cq *kueue.ClusterQueue) bool {
+			desired := cq.Status.DeepCopy()
+			desired.PendingWorkloads = pendingByCQ[name]
+			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
+			desired.FlavorsReservation = flavorUsage(cq, usage, reserved)
+			desired.FlavorsUsage = flavorUsage(cq, usage, admitted)
+			changed := !equality.Semantic.DeepEqual(&cq.Status, desired)
+			cq.Status = *desired
+			return changed
+		})
 	}
 	for key, cqName := range lqToCQ {
 		ns, name := splitKey(key)
-		lq := &kueue.LocalQueue{}
-		if err := w.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, lq); err != nil {
-			continue
-		}
 		cq, _ := w.State.Cache.ClusterQueue(cqName)
 		usage := byLQ[key]
-		desired := lq.Status.DeepCopy()
-		desired.PendingWorkloads = pendingByLQ[key]
-		desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
-		desired.FlavorsReservation = localFlavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Reserved })
-		desired.FlavorsUsage = localFlavorUsage(cq, usage, func(u *cache.Usage) quota.Amounts { return u.Admitted })
-		if equality.Semantic.DeepEqual(&lq.Status, desired) {
-			continue
-		}
-		patch := client.MergeFrom(lq.DeepCopy())
-		lq.Status = *desired
-		if err := w.Client.Status().Patch(ctx, lq, patch); err != nil {
-			ctrl.LoggerFrom(ctx).V(2).Info("writing LocalQueue status", "localQueue", key, "error", err.Error())
-		}
+		writeIfChanged(ctx, w.Client, &kueue.LocalQueue{}, client.ObjectKey{Namespace: ns, Name: name}, func(lq *kueue.LocalQueue) bool {
+			desired := lq.Status.DeepCopy()
+			desired.PendingWorkloads = pendingByLQ[key]
+			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
+			desired.FlavorsReservation = localFlavorUsage(cq, usage, reserved)
+			desired.FlavorsUsage = localFlavorUsage(cq, usage, admitted)
+			changed := !equality.Semantic.DeepEqual(&lq.Status, desired)
+			lq.Status = *desired
+			return changed
+		})
+	}
+}
+
+// writeIfChanged reads a queue from the cache, lets update set its status,
+// and patches the status only when update reports a change.
+func writeIfChanged[T client.Object](ctx context.Context, c client.Client, obj T, key client.ObjectKey, update func(T) bool) {
+	if err := c.Get(ctx, key, obj); err != nil {
+		return
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	if !update(obj) {
+		return
+	}
+	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+		ctrl.LoggerFrom(ctx).V(2).Info("writing queue status", "queue", key.String(), "error", err.Error())
 	}
 }
 

@@ -92,7 +92,7 @@ func (s *State) setFlavor(rf *kueue.ResourceFlavor) {
 }
 
 func (s *State) setNamespace(name string, labels map[string]string) {
-	s.Cache.SetNamespace(name, maps.Clone(labels))
+	s.Cache.SetNamespace(name, labels)
 	if s.changed("ns/"+name, labelsVersion(labels)) {
 		s.Queues.RequeueParked(nil)
 	}

@@ -115,12 +115,3 @@ func (m *Manager) All() []*workload.Info {
 	}
 	return out
 }
-
-// Has tells whether the workload is waiting (pending or parked).
-func (m *Manager) Has(key string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, p := m.pending[key]
-	_, q := m.parked[key]
-	return p || q
-}

@@ -22,15 +22,6 @@ func (a Amounts) Add(other Amounts) {
 	}
 }
 
-// Clone copies a.
-func (a Amounts) Clone() Amounts {
-	out := make(Amounts, len(a))
-	for fr, v := range a {
-		out[fr] = v
-	}
-	return out
-}
-
 // ToAmount converts a quantity to sluice's exact integer unit for the
 // resource: thousandths of a core for cpu, whole units (rounded up) for
 // everything else, as Kubernetes accounts them.

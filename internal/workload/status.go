@@ -25,8 +25,3 @@ func IsFinished(wl *kueue.Workload) bool {
 func IsActive(wl *kueue.Workload) bool {
 	return wl.Spec.Active == nil || *wl.Spec.Active
 }
-
-// IsEvicted tells whether an eviction is under way.
-func IsEvicted(wl *kueue.Workload) bool {
-	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
-}
