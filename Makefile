@@ -73,9 +73,9 @@ test-e2e: tools
 dev: tools build
 	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig $(DEV_FLAGS)
 
-## bench: admission throughput and latency
-bench: build
-	$(BIN)/sluice bench
+## bench: admission throughput and latency (BENCH=baseline|saturation|large|smoke); the report goes to bin/bench-$(BENCH).json
+bench: tools build
+	$(BIN)/sluice bench --generator bench/$(BENCH).yaml --assets $(K8S_BIN) --out $(BIN)/bench-$(BENCH).json
 
 clean:
 	rm -rf $(BIN)/sluice $(DEV_DATA)

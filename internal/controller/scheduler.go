@@ -38,7 +38,11 @@ type Scheduler struct {
 	// of every waiting workload of the cohort.
 	MessageRefresh time.Duration
 
-	lastMessage map[string]time.Time
+	// queued are the pending verdicts handed to the writers, by workload:
+	// the same verdict is not sent twice, and a new message of the same
+	// reason waits for MessageRefresh.
+	queuedMu sync.Mutex
+	queued   map[string]queuedVerdict
 	// refreshDue are parked workloads whose message waits for the refresh
 	// interval; the timer requeues them.
 	refreshMu    sync.Mutex
@@ -82,7 +86,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			<-done
 		}
 	}()
-	s.lastMessage = map[string]time.Time{}
+	s.queued = map[string]queuedVerdict{}
 	log.Info("admitting")
 	for {
 		select {
@@ -150,22 +154,28 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 
 // cycle decides and hands the writes to the writers.
 func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Context)) {
+	started := time.Now()
 	snap := s.State.Cache.Snapshot()
 	pending := s.State.Queues.Pending()
 	if len(pending) == 0 {
 		return
 	}
 	decisions := scheduler.Schedule(snap, pending)
+	// The cycle is the decision; handing the writes over may wait for the
+	// API server and is not the algorithm's time.
+	observeCycle(time.Since(started))
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
 			s.State.assume(d.Info, d.ClusterQueue, d.Usage)
+			admittedWorkloads.Inc()
+			s.dequeueVerdict(d.Info.Key)
 			writes <- func(ctx context.Context) { s.writeAdmission(ctx, d) }
 			continue
 		}
 		switch s.pendingWrite(d) {
 		case writeNow:
-			s.lastMessage[d.Info.Key] = s.Clock.Now()
+			s.queueVerdict(d)
 			writes <- func(ctx context.Context) { s.writePending(ctx, d) }
 		case writeLater:
 			s.refreshLater(d.Info.Key)
@@ -174,9 +184,11 @@ func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Contex
 			s.State.Queues.Park(d.Info)
 		}
 	}
-	if len(s.lastMessage) > 2*len(pending)+1024 {
-		s.lastMessage = map[string]time.Time{}
+	s.queuedMu.Lock()
+	if len(s.queued) > 2*len(pending)+1024 {
+		s.queued = map[string]queuedVerdict{}
 	}
+	s.queuedMu.Unlock()
 	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
 }
 
@@ -188,21 +200,45 @@ const (
 	writeLater
 )
 
+type queuedVerdict struct {
+	reason, message string
+	at              time.Time
+}
+
 // pendingWrite decides whether a pending verdict is written: never when the
-// condition already says it, at once for a new reason, and for a message
-// whose numbers changed, at most once per MessageRefresh.
+// condition already says it or the same verdict is on its way, at once for a
+// new reason, and for a message whose numbers changed, at most once per
+// MessageRefresh.
 func (s *Scheduler) pendingWrite(d scheduler.Decision) pendingWriteVerdict {
-	if !workload.PendingDiffers(d.Info.Obj, d.Reason, d.Message) {
+	if !workload.PendingDiffers(s.State.written.latest(d.Info), d.Reason, d.Message) {
 		return noWrite
 	}
-	c := meta.FindStatusCondition(d.Info.Obj.Status.Conditions, kueue.WorkloadQuotaReserved)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != d.Reason {
+	s.queuedMu.Lock()
+	last, queued := s.queued[d.Info.Key]
+	s.queuedMu.Unlock()
+	switch {
+	case !queued:
 		return writeNow
-	}
-	if last, ok := s.lastMessage[d.Info.Key]; ok && s.Clock.Since(last) < s.MessageRefresh {
+	case last.reason == d.Reason && last.message == d.Message:
+		return noWrite
+	case last.reason == d.Reason && s.Clock.Since(last.at) < s.MessageRefresh:
 		return writeLater
 	}
 	return writeNow
+}
+
+func (s *Scheduler) queueVerdict(d scheduler.Decision) {
+	s.queuedMu.Lock()
+	defer s.queuedMu.Unlock()
+	s.queued[d.Info.Key] = queuedVerdict{reason: d.Reason, message: d.Message, at: s.Clock.Now()}
+}
+
+// dequeueVerdict forgets the verdict sent for a workload: it was admitted,
+// or the write failed and the verdict must be sent again.
+func (s *Scheduler) dequeueVerdict(key string) {
+	s.queuedMu.Lock()
+	defer s.queuedMu.Unlock()
+	delete(s.queued, key)
 }
 
 // refreshLater requeues a parked workload once the refresh interval passed,
@@ -230,10 +266,12 @@ func (s *Scheduler) refreshLater(key string) {
 // writeAdmission writes status.admission and the conditions in one patch,
 // conditional on the version the decision was made on.
 func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
-	wl := d.Info.Obj.DeepCopy()
-	patch := client.MergeFromWithOptions(d.Info.Obj, client.MergeFromWithOptimisticLock{})
+	base := s.State.written.latest(d.Info)
+	wl := base.DeepCopy()
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 	workload.SetAdmitted(wl, d.Admission, s.Clock.Now())
 	err := s.Client.Status().Patch(ctx, wl, patch)
+	s.State.written.forget(d.Info.Key)
 	if err == nil {
 		return
 	}
@@ -254,10 +292,23 @@ func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
 // writePending records why a workload waits; a conflict means a newer
 // version exists, which is evaluated again anyway.
 func (s *Scheduler) writePending(ctx context.Context, d scheduler.Decision) {
-	wl := d.Info.Obj.DeepCopy()
-	patch := client.MergeFromWithOptions(d.Info.Obj, client.MergeFromWithOptimisticLock{})
+	base := s.State.written.latest(d.Info)
+	wl := base.DeepCopy()
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 	workload.SetPending(wl, d.Reason, d.Message, s.Clock.Now())
-	if err := s.Client.Status().Patch(ctx, wl, patch); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+	err := s.Client.Status().Patch(ctx, wl, patch)
+	if err == nil {
+		s.State.written.record(d.Info.Key, base.ResourceVersion, wl)
+		return
+	}
+	// Evaluate it again later: a status change by someone else does not
+	// requeue a parked workload by itself.
+	s.dequeueVerdict(d.Info.Key)
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	s.refreshLater(d.Info.Key)
+	if !apierrors.IsConflict(err) {
 		ctrl.LoggerFrom(ctx).Error(err, "writing a pending reason", "workload", d.Info.Key)
 	}
 }

@@ -35,7 +35,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 			return fmt.Errorf("setting up %T: %w", r, err)
 		}
 	}
-	if err := mgr.Add(&Scheduler{Client: c, State: state, Clock: clk, Writers: 16, MessageRefresh: 5 * time.Second}); err != nil {
+	if err := mgr.Add(&Scheduler{Client: c, State: state, Clock: clk, Writers: AdmissionWriters, MessageRefresh: 5 * time.Second}); err != nil {
 		return fmt.Errorf("adding the scheduler: %w", err)
 	}
 	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Period: time.Second}); err != nil {
@@ -43,6 +43,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	return nil
 }
+
+// AdmissionWriters is how many admission and pending writes the scheduler
+// keeps in flight; the benchmark's API ceiling replays with the same number.
+const AdmissionWriters = 16
 
 // ignoreConflict drops a write conflict: the cache was behind the API
 // server, and the newer version's watch event reconciles the object again.

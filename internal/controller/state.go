@@ -33,11 +33,14 @@ type State struct {
 	// Interleaved, the reconciler could release an admission the scheduler
 	// had just assumed, and quota would look free while the write lands.
 	admission sync.Mutex
+
+	// written are the scheduler's status writes the watch hasn't delivered.
+	written *ownWrites
 }
 
 // NewState makes an empty State.
 func NewState() *State {
-	return &State{Cache: cache.New(), Queues: queue.NewManager(), seen: map[string]string{}}
+	return &State{Cache: cache.New(), Queues: queue.NewManager(), seen: map[string]string{}, written: newOwnWrites()}
 }
 
 // changed records a version of what was fed for an object and tells whether

@@ -43,6 +43,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.State.written.seen(wl)
 	if !wl.DeletionTimestamp.IsZero() || workload.IsFinished(wl) {
 		r.forget(key)
 		return ctrl.Result{}, nil
@@ -59,6 +60,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *WorkloadReconciler) forget(key string) {
+	r.State.written.forget(key)
 	r.State.Queues.Delete(key)
 	r.State.quotaFreed(r.State.Cache.Release(key))
 }

@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if kubeconfigPath == "" {
 		kubeconfigPath = filepath.Join(dataDir, "kubeconfig")
 	}
-	if err := writeAdminKubeconfig(env, restConfig, kubeconfigPath); err != nil {
+	if err := WriteAdminKubeconfig(env, restConfig, kubeconfigPath); err != nil {
 		return err
 	}
 
@@ -211,8 +211,10 @@ func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
 	return cfg
 }
 
-func writeAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, path string) error {
-	admin, err := env.AddUser(envtest.User{Name: "sluice-dev-admin", Groups: []string{"system:masters"}}, restConfig)
+// WriteAdminKubeconfig writes to path a kubeconfig of a cluster admin of
+// env, for kubectl and for processes started next to it.
+func WriteAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, path string) error {
+	admin, err := env.AddUser(envtest.User{Name: "sluice-admin", Groups: []string{"system:masters"}}, restConfig)
 	if err != nil {
 		return fmt.Errorf("creating the admin user: %w", err)
 	}

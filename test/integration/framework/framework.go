@@ -176,15 +176,7 @@ func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options)
 
 // WriteAdminKubeconfig writes a kubeconfig of a cluster admin to path.
 func (c *Cluster) WriteAdminKubeconfig(path string) error {
-	admin, err := c.Env.AddUser(envtest.User{Name: "test-admin", Groups: []string{"system:masters"}}, c.RestConfig)
-	if err != nil {
-		return err
-	}
-	data, err := admin.KubeConfig()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
+	return devcluster.WriteAdminKubeconfig(c.Env, c.RestConfig, path)
 }
 
 // BuildSluice builds the sluice binary into dir and returns its path.

@@ -1,0 +1,76 @@
+package controller
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// ownWrites remembers, per Workload, the version the scheduler's last status
+// write produced, until the watch delivers it. A decision made on the version
+// before that write is applied on top of the written one: otherwise the
+// write would be refused as a conflict (costing a write, a read and a cycle)
+// or, for a pending verdict the object doesn't show yet, be sent twice.
+type ownWrites struct {
+	mu    sync.Mutex
+	byKey map[string]ownWrite
+}
+
+// ownWrite is a status write: the version it was made on, the version it
+// produced and the conditions it left. Nothing else in the status changes
+// on a pending write, so that is enough to rebuild the written object.
+type ownWrite struct {
+	base, written string
+	conditions    []metav1.Condition
+}
+
+func newOwnWrites() *ownWrites { return &ownWrites{byKey: map[string]ownWrite{}} }
+
+// record notes that a write on version base produced written.
+func (o *ownWrites) record(key, base string, written *kueue.Workload) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.byKey[key]; ok && w.written == base {
+		base = w.base // a write on top of our own: the watch may still deliver the first base
+	}
+	o.byKey[key] = ownWrite{base: base, written: written.ResourceVersion, conditions: written.Status.Conditions}
+}
+
+// latest is the newest version of info's Workload known here: info's own,
+// or, when info is the version a write of ours was made on, the written one.
+// The caller may modify the result.
+func (o *ownWrites) latest(info *workload.Info) *kueue.Workload {
+	o.mu.Lock()
+	w, ok := o.byKey[info.Key]
+	o.mu.Unlock()
+	obj := info.Obj.DeepCopy()
+	if ok && w.base == info.Obj.ResourceVersion {
+		obj.ResourceVersion = w.written
+		obj.Status.Conditions = make([]metav1.Condition, len(w.conditions))
+		for i := range w.conditions {
+			w.conditions[i].DeepCopyInto(&obj.Status.Conditions[i])
+		}
+	}
+	return obj
+}
+
+// seen drops what is known of a Workload once the watch delivered a version
+// other than the one a write of ours was made on: the written one, or newer.
+func (o *ownWrites) seen(wl *kueue.Workload) {
+	key := workload.Key(wl)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.byKey[key]; ok && w.base != wl.ResourceVersion {
+		delete(o.byKey, key)
+	}
+}
+
+// forget drops what is known of a Workload.
+func (o *ownWrites) forget(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.byKey, key)
+}
