@@ -207,3 +207,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// RequiredReportFields are the top-level JSON names the report promises.
+func RequiredReportFields() []string {
+	return []string{
+		"wallSeconds", "packingBoundSeconds", "admittedPerSecond", "peakAdmittedPerSecond", "apiCeilingPerSecond",
+		"writesPerAdmission", "managerCPUSeconds", "managerPeakRSSBytes", "finishLagMeanSeconds", "finishLagP99Seconds",
+		"workloads", "admitted", "finished", "classes", "clusterQueueClasses",
+	}
+}

@@ -32,6 +32,8 @@ type tracker struct {
 	// finish writes a Workload's Finished condition.
 	finish func(ctx context.Context, name string) error
 	slots  chan struct{}
+	// retryDelay grows linearly between the attempts of a Finished write.
+	retryDelay time.Duration
 
 	mu   sync.Mutex
 	runs []workloadRun
@@ -60,7 +62,7 @@ type span struct{ from, to time.Time }
 func newTracker(plan []PlannedWorkload, finish func(ctx context.Context, name string) error) *tracker {
 	t := &tracker{
 		plan: plan, index: make(map[string]int, len(plan)), finish: finish,
-		slots: make(chan struct{}, finishWriters), runs: make([]workloadRun, len(plan)),
+		slots: make(chan struct{}, finishWriters), retryDelay: 100 * time.Millisecond, runs: make([]workloadRun, len(plan)),
 		allFinished: make(chan struct{}), failed: make(chan error, 1),
 	}
 	for i, w := range plan {
@@ -136,7 +138,7 @@ func (t *tracker) finishRun(ctx context.Context, i, generation int, due time.Tim
 		if err = t.finish(ctx, t.plan[i].Name); err == nil || ctx.Err() != nil {
 			break
 		}
-		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond) // backoff between retries, not a synchronization
+		time.Sleep(time.Duration(attempt+1) * t.retryDelay) // backoff between retries, not a synchronization
 	}
 	if err != nil {
 		t.fail(fmt.Errorf("marking %s Finished: %w", t.plan[i].Name, err))

@@ -30,7 +30,8 @@ type Scheduler struct {
 	Client client.Client
 	State  *State
 	Clock  clock.Clock
-	// Writers is how many status writes may be in flight at once.
+	// Writers is how many status writes may be in flight at once; at most
+	// a quarter of them write pending verdicts, admissions go first.
 	Writers int
 	// MessageRefresh is how often a pending workload's message may be
 	// rewritten when only its numbers changed; a new reason is written at
@@ -61,24 +62,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.rebuild(ctx); err != nil {
 		return err
 	}
-	writes := make(chan func(context.Context), 1024)
-	var wg sync.WaitGroup
+	writes := newWriteQueue(max(1, s.Writers/4))
 	// Writes in flight finish even as the manager stops, within a bound.
 	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWrites()
-	for range max(1, s.Writers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w := range writes {
-				w(writeCtx)
-			}
-		}()
-	}
+	writers := writes.run(writeCtx, s.Writers, s.writeAdmission, s.writePending)
 	defer func() {
-		close(writes)
+		writes.close()
 		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
+		go func() { writers.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
@@ -153,7 +145,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 }
 
 // cycle decides and hands the writes to the writers.
-func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Context)) {
+func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
 	started := time.Now()
 	snap := s.State.Cache.Snapshot()
 	pending := s.State.Queues.Pending()
@@ -161,8 +153,6 @@ func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Contex
 		return
 	}
 	decisions := scheduler.Schedule(snap, pending)
-	// The cycle is the decision; handing the writes over may wait for the
-	// API server and is not the algorithm's time.
 	observeCycle(time.Since(started))
 	for i := range decisions {
 		d := decisions[i]
@@ -170,13 +160,13 @@ func (s *Scheduler) cycle(ctx context.Context, writes chan<- func(context.Contex
 			s.State.assume(d.Info, d.ClusterQueue, d.Usage)
 			admittedWorkloads.Inc()
 			s.dequeueVerdict(d.Info.Key)
-			writes <- func(ctx context.Context) { s.writeAdmission(ctx, d) }
+			writes.admit(d)
 			continue
 		}
 		switch s.pendingWrite(d) {
 		case writeNow:
 			s.queueVerdict(d)
-			writes <- func(ctx context.Context) { s.writePending(ctx, d) }
+			writes.verdict(d)
 		case writeLater:
 			s.refreshLater(d.Info.Key)
 		}
