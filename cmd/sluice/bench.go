@@ -64,6 +64,7 @@ measure the API server's ceiling. It prints a table and writes the report as JSO
 	fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "use this cluster instead of starting one (it must not run sluice already)")
 	fs.IntVar(&opts.Creators, "creators", bench.DefaultCreators, "creations in flight at most (the API ceiling's replay uses the same)")
 	fs.DurationVar(&opts.Timeout, "timeout", 30*time.Minute, "give up if the scenario has not finished by then")
+	fs.StringArrayVar(&opts.ManagerArgs, "manager-arg", nil, "an extra flag for the manager process, e.g. --manager-arg=--pprof-bind-address=127.0.0.1:6060 (repeatable)")
 	fs.StringVar(&opts.WorkDir, "work-dir", "", "folder for logs and etcd data; default: a temporary folder, removed after a successful run")
 	return cmd
 }

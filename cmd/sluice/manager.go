@@ -25,6 +25,7 @@ type managerFlags struct {
 	webhookPort            int
 	webhookCertDir         string
 	internalCertManagement bool
+	pprofBindAddress       string
 	logs                   logFlags
 }
 
@@ -48,6 +49,7 @@ func newManagerCommand() *cobra.Command {
 	fs.IntVar(&f.webhookPort, "webhook-port", configapi.DefaultWebhookPort, "port of the webhook server")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", configapi.DefaultWebhookCertDir, "directory of the webhook serving certificate (tls.crt, tls.key)")
 	fs.BoolVar(&f.internalCertManagement, "internal-cert-management", true, "create and rotate the webhook certificates; false uses the ones in --webhook-cert-dir")
+	fs.StringVar(&f.pprofBindAddress, "pprof-bind-address", "", "serve Go's profiles (/debug/pprof) on this address; default: off")
 	f.logs.bind(fs)
 	return cmd
 }
@@ -72,7 +74,7 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks})
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks, PprofBindAddress: f.pprofBindAddress})
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,9 @@ type managerUsage struct {
 }
 
 // startManager runs binary's manager subcommand against kubeconfig, without
-// webhooks or leader election, logging into workDir, and waits until it is
+// webhooks or leader election, with extraArgs, logging into workDir, and waits until it is
 // ready.
-func startManager(ctx context.Context, binary, kubeconfig, workDir string) (*managerProcess, error) {
+func startManager(ctx context.Context, binary string, extraArgs []string, kubeconfig, workDir string) (*managerProcess, error) {
 	metricsAddr, err := freeLocalAddress()
 	if err != nil {
 		return nil, err
@@ -48,13 +48,14 @@ func startManager(ctx context.Context, binary, kubeconfig, workDir string) (*man
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager's log: %w", err)
 	}
-	cmd := exec.Command(binary, "manager",
+	args := append([]string{"manager",
 		"--kubeconfig", kubeconfig,
 		"--webhooks=false",
 		"--leader-elect=false",
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
-	)
+	}, extraArgs...)
+	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()

@@ -35,6 +35,11 @@ type Report struct {
 	// second on the same API server with no scheduling.
 	APICeilingPerSecond float64 `json:"apiCeilingPerSecond"`
 	AdmittedOverCeiling float64 `json:"admittedOverCeiling"`
+	// APIFloorSeconds estimates the least wall time the API server allows:
+	// every workload costs three writes (creation, admission, Finished) and
+	// the replay measured two per admission, so 1.5 x workloads / ceiling.
+	// When it exceeds the packing bound, the API server is the bottleneck.
+	APIFloorSeconds float64 `json:"apiFloorSeconds"`
 
 	// WritesPerAdmission are the writes on Workloads (and their status) that
 	// neither the bench's creations nor its Finished writes explain, per
@@ -117,6 +122,7 @@ func buildReport(o observations) *Report {
 	r.AdmittedPerSecond = ratio(float64(r.Admitted), lastAdmission.Seconds())
 	r.PeakAdmittedPerSecond = peakRate(admittedAt, 5*time.Second)
 	r.AdmittedOverCeiling = ratio(r.AdmittedPerSecond, r.APICeilingPerSecond)
+	r.APIFloorSeconds = ratio(1.5*float64(r.Workloads), r.APICeilingPerSecond)
 	r.WritesPerAdmission = ratio(workloadWrites(o.managerWrites), float64(r.Admitted))
 	lag := summarize(lags)
 	r.FinishLagMeanSeconds, r.FinishLagP99Seconds = lag.MeanSeconds, lag.P99Seconds
@@ -174,6 +180,7 @@ func (r *Report) PrintTable(out io.Writer) error {
 	row("scenario\t%s (%s)", r.Scenario, r.Machine)
 	row("workloads\t%d created, %d admitted, %d finished, %d evictions", r.Workloads, r.Admitted, r.Finished, r.Evictions)
 	row("wall / packing bound\t%.1f s / %.1f s = %.2fx", r.WallSeconds, r.PackingBoundSeconds, r.WallOverBound)
+	row("API floor (estimate)\t%.1f s: 3 writes per workload at the ceiling's rate; wall / floor = %.2fx", r.APIFloorSeconds, ratio(r.WallSeconds, r.APIFloorSeconds))
 	row("admitted/s / API ceiling\t%.1f / %.1f = %.0f%%  (peak over 5 s: %.1f/s)", r.AdmittedPerSecond, r.APICeilingPerSecond, 100*r.AdmittedOverCeiling, r.PeakAdmittedPerSecond)
 	row("Workload writes per admission\t%.2f (beyond creation and the mimic's Finished write)", r.WritesPerAdmission)
 	row("manager\t%.1f s CPU, peak RSS %.0f MiB", r.ManagerCPUSeconds, float64(r.ManagerPeakRSSBytes)/(1<<20))

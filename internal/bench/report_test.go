@@ -47,6 +47,7 @@ func TestBuildReport(t *testing.T) {
 		{"admitted per second", r.AdmittedPerSecond, 0.75}, // 3 by the last admission at 4 s
 		{"peak per second", r.PeakAdmittedPerSecond, 0.6},
 		{"over ceiling", r.AdmittedOverCeiling, 0.25},
+		{"API floor", r.APIFloorSeconds, 1.5},
 		{"writes per admission", r.WritesPerAdmission, 2}, // 4 + 2 conflicts over 3
 		{"finish lag mean", r.FinishLagMeanSeconds, 0.4 / 3},
 		{"finish lag p99", r.FinishLagP99Seconds, 0.3},

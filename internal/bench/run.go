@@ -33,6 +33,9 @@ type Options struct {
 	Kubeconfig string
 	// ManagerBinary is the sluice binary whose manager subcommand is measured.
 	ManagerBinary string
+	// ManagerArgs are added to the manager's command line (for example
+	// --pprof-bind-address to profile it during a run).
+	ManagerArgs []string
 	// Creators is how many creations are in flight at most.
 	Creators int
 	// Timeout bounds the scenario, from the first creation to the last
@@ -93,7 +96,7 @@ func Run(ctx context.Context, opts Options) (report *Report, err error) {
 	if err := createQueues(ctx, c, plan); err != nil {
 		return nil, err
 	}
-	mgr, err := startManager(ctx, opts.ManagerBinary, cp.kubeconfig, workDir)
+	mgr, err := startManager(ctx, opts.ManagerBinary, opts.ManagerArgs, cp.kubeconfig, workDir)
 	if err != nil {
 		return nil, err
 	}

@@ -28,12 +28,19 @@ type Cache struct {
 	localQueues   map[string]*kueue.LocalQueue
 	namespaces    map[string]labels.Set
 	workloads     map[string]*reservation
+	// usageByQueue is the sum of the reservations of each ClusterQueue,
+	// kept as they change: a snapshot charges one total per queue instead of
+	// every admitted workload.
+	usageByQueue map[string]quota.Amounts
 }
 
 type clusterQueue struct {
 	obj             *kueue.ClusterQueue
 	active          bool
 	inactiveMessage string
+	// limits are parsed once per version of the queue; snapshots share them
+	// read-only.
+	limits map[quota.FlavorResource]quota.Limits
 }
 
 // reservation is the quota a workload holds.
@@ -55,6 +62,7 @@ func New() *Cache {
 		localQueues:   map[string]*kueue.LocalQueue{},
 		namespaces:    map[string]labels.Set{},
 		workloads:     map[string]*reservation{},
+		usageByQueue:  map[string]quota.Amounts{},
 	}
 }
 
@@ -66,7 +74,7 @@ func (c *Cache) SetClusterQueue(cq *kueue.ClusterQueue, active bool, inactiveMes
 	cq = cq.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clusterQueues[cq.Name] = &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage}
+	c.clusterQueues[cq.Name] = &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage, limits: limitsOf(cq.Spec.ResourceGroups)}
 }
 
 // DeleteClusterQueue forgets a ClusterQueue.
@@ -149,7 +157,7 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.workloads[workload.Key(wl)]
-	c.workloads[workload.Key(wl)] = r
+	c.replaceReservation(workload.Key(wl), old, r)
 	if old != nil && old.clusterQueue == r.clusterQueue && equalAmounts(old.usage, r.usage) {
 		return ""
 	}
@@ -161,12 +169,35 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.workloads[info.Key] = &reservation{
+	c.replaceReservation(info.Key, c.workloads[info.Key], &reservation{
 		clusterQueue: clusterQueue,
 		localQueue:   info.Namespace + "/" + info.LocalQueue,
 		usage:        usage,
 		assumed:      true,
 		admitted:     true,
+	})
+}
+
+// replaceReservation swaps a workload's reservation (old and r may be nil)
+// and keeps the queues' totals. The caller holds the lock.
+func (c *Cache) replaceReservation(key string, old, r *reservation) {
+	if old != nil {
+		if total := c.usageByQueue[old.clusterQueue]; total != nil {
+			total.Sub(old.usage)
+			if len(total) == 0 {
+				delete(c.usageByQueue, old.clusterQueue)
+			}
+		}
+		delete(c.workloads, key)
+	}
+	if r != nil {
+		total := c.usageByQueue[r.clusterQueue]
+		if total == nil {
+			total = quota.Amounts{}
+			c.usageByQueue[r.clusterQueue] = total
+		}
+		total.Add(r.usage)
+		c.workloads[key] = r
 	}
 }
 
@@ -189,7 +220,7 @@ func (c *Cache) Release(key string) string {
 	if !ok {
 		return ""
 	}
-	delete(c.workloads, key)
+	c.replaceReservation(key, r, nil)
 	return r.clusterQueue
 }
 
@@ -343,7 +374,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	var roots []*quota.Node
 	for _, name := range names {
 		cq := c.clusterQueues[name]
-		node := quota.NewNode(name, true, limitsOf(cq.obj.Spec.ResourceGroups))
+		node := quota.NewNode(name, true, cq.limits)
 		if cohort := string(cq.obj.Spec.CohortName); cohort != "" {
 			quota.Attach(cohortNode(cohort), node)
 		} else {
@@ -375,9 +406,9 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	for _, r := range roots {
 		quota.Finalize(r)
 	}
-	for _, r := range c.workloads {
-		if cq, ok := snap.ClusterQueues[r.clusterQueue]; ok {
-			cq.Node.ChargeAll(r.usage, 1)
+	for name, total := range c.usageByQueue {
+		if cq, ok := snap.ClusterQueues[name]; ok {
+			cq.Node.ChargeAll(total, 1)
 		}
 	}
 	return snap

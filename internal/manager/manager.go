@@ -37,6 +37,9 @@ type Options struct {
 	// EnableWebhooks serves the admission webhooks; off for benchmarks against
 	// a bare API server.
 	EnableWebhooks bool
+	// PprofBindAddress serves Go's profiles (/debug/pprof) there; empty or
+	// "0" serves none.
+	PprofBindAddress string
 }
 
 // New builds a manager with every controller and webhook registered. The
@@ -63,6 +66,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		RetryPeriod:                   &le.RetryPeriod.Duration,
 		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
+		PprofBindAddress:              opts.PprofBindAddress,
 		ReadinessEndpointName:         cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:          cfg.Health.LivenessEndpointName,
 		WebhookServer: webhook.NewServer(webhook.Options{

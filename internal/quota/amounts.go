@@ -22,6 +22,16 @@ func (a Amounts) Add(other Amounts) {
 	}
 }
 
+// Sub subtracts other from a, dropping cells that reach zero so that a
+// running total does not keep every cell it ever had.
+func (a Amounts) Sub(other Amounts) {
+	for fr, v := range other {
+		if a[fr] -= v; a[fr] == 0 {
+			delete(a, fr)
+		}
+	}
+}
+
 // ToAmount converts a quantity to sluice's exact integer unit for the
 // resource: thousandths of a core for cpu, whole units (rounded up) for
 // everything else, as Kubernetes accounts them.

@@ -2,7 +2,7 @@ package scheduler
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,8 +48,10 @@ const (
 )
 
 // assign chooses flavors for a workload in a ClusterQueue against the
-// current usage of the snapshot.
-func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *workload.Info) (*assignment, *failure) {
+// current usage of the snapshot. Without explain, a failure carries its
+// reason but no message: building messages with numbers is most of the cost
+// of a failure, and a caller that decides again later needs none.
+func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *workload.Info, explain bool) (*assignment, *failure) {
 	a := &assignment{usage: quota.Amounts{}}
 	for i := range info.PodSets {
 		ps := &info.PodSets[i]
@@ -57,8 +59,8 @@ func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *wo
 		if cq.coversPods() {
 			total[corev1.ResourcePods] = int64(ps.Count)
 		}
-		psa := podSetAssignment{name: ps.Name, count: ps.Count, flavors: map[corev1.ResourceName]string{}, total: total}
-		byGroup := map[int][]corev1.ResourceName{}
+		psa := podSetAssignment{name: ps.Name, count: ps.Count, flavors: make(map[corev1.ResourceName]string, len(total)), total: total}
+		byGroup := make([][]corev1.ResourceName, len(cq.Groups))
 		for _, name := range sortedResources(total) {
 			if total[name] == 0 {
 				continue
@@ -70,12 +72,11 @@ func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *wo
 			}
 			byGroup[g] = append(byGroup[g], name)
 		}
-		for g := range len(cq.Groups) {
-			resources, ok := byGroup[g]
-			if !ok {
+		for _, resources := range byGroup {
+			if len(resources) == 0 {
 				continue
 			}
-			flavor, borrows, f := chooseFlavor(cq, flavors, ps, resources, total, a.usage)
+			flavor, borrows, f := chooseFlavor(cq, flavors, ps, resources, total, a.usage, explain)
 			if f != nil {
 				return nil, f
 			}
@@ -94,7 +95,7 @@ func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *wo
 // first that fits, even by borrowing; TryNextFlavor prefers a later flavor
 // that fits within the queue's own quota.
 func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps *workload.PodSet,
-	resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts) (string, bool, *failure) {
+	resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts, explain bool) (string, bool, *failure) {
 	group := cq.Groups[cq.groupOf(resources[0])]
 	var reasons []string
 	best := ineligible
@@ -109,7 +110,7 @@ func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps
 			reasons = append(reasons, fmt.Sprintf("flavor %s: %s", name, why))
 			continue
 		}
-		outcome, why := fitIn(cq, name, resources, total, alreadyAssigned)
+		outcome, why := fitIn(cq, name, resources, total, alreadyAssigned, explain)
 		best = max(best, outcome)
 		switch outcome {
 		case fitsInQuota:
@@ -139,7 +140,7 @@ func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps
 }
 
 // fitIn checks every resource of a group in one flavor.
-func fitIn(cq *ClusterQueue, flavor string, resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts) (flavorOutcome, string) {
+func fitIn(cq *ClusterQueue, flavor string, resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts, explain bool) (flavorOutcome, string) {
 	outcome := fitsInQuota
 	var why []string
 	for _, name := range resources {
@@ -150,10 +151,16 @@ func fitIn(cq *ClusterQueue, flavor string, resources []corev1.ResourceName, tot
 		switch {
 		case need > node.Potential(fr):
 			outcome = min(outcome, neverFits)
+			if !explain {
+				continue
+			}
 			why = append(why, fmt.Sprintf("requests %s of %s in flavor %s exceed the most ClusterQueue %s can get (%s)",
 				quota.Format(name, need), name, flavor, cq.Name, quota.Format(name, node.Potential(fr))))
 		case need > available:
 			outcome = min(outcome, noRoomNow)
+			if !explain {
+				continue
+			}
 			nominal, used := node.Nominal(fr), node.Usage(fr)
 			lend := max(0, available-max(0, nominal-used))
 			why = append(why, fmt.Sprintf("insufficient quota for %s in flavor %s: requests %s, available %s of nominal %s, %s in use, cohort can lend %s",
@@ -192,6 +199,6 @@ func sortedResources(r workload.Requests) []corev1.ResourceName {
 	for name := range r {
 		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	slices.Sort(names)
 	return names
 }

@@ -39,7 +39,7 @@ func (d *Decision) Admitted() bool { return d.Admission != nil }
 // queues are served by one merged order (priority, queue time, name). StrictFIFO queues stop at their first workload that doesn't fit;
 // BestEffortFIFO queues park it and go on.
 func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
-	var decisions []Decision
+	decisions := make([]Decision, 0, len(pending))
 	perQueue := map[string][]*workload.Info{}
 	for _, info := range pending {
 		cq, why := route(snap, info)
@@ -62,39 +62,57 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 	// doesn't fit) waits for phase 2 with everything behind it in its queue,
 	// so that a queue's own order is never broken.
 	deferred := map[string][]*workload.Info{}
-	c.serve(perQueue, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, bool) {
-		a, f := assign(cq, snap.Flavors, info)
+	c.serve(perQueue, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, int) {
+		a, f := assign(cq, snap.Flavors, info, false)
 		if f == nil && !a.borrows {
 			decisions = append(decisions, c.admit(cq, info, a))
-			return true, true
+			return true, 0
 		}
 		deferred[cq.Name] = append(append(deferred[cq.Name], info), rest...)
-		return false, false
+		return false, 0
 	})
 	// Phase 2: everything left, borrowing allowed.
-	c.serve(deferred, func(cq *ClusterQueue, info *workload.Info, _ []*workload.Info) (bool, bool) {
+	c.serve(deferred, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, int) {
 		if f, seen := c.failedShapes[cq.Name][info.Shape]; seen {
 			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
-			return false, true
+			return true, c.parkFailedShapes(cq, rest, &decisions)
 		}
-		a, f := assign(cq, snap.Flavors, info)
+		a, f := assign(cq, snap.Flavors, info, true)
 		if f == nil {
 			decisions = append(decisions, c.admit(cq, info, a))
-			return true, true
+			return true, 0
 		}
 		if cq.Strategy == kueue.StrictFIFO {
 			// The head blocks its queue; it is evaluated again next cycle.
 			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message})
-			return false, false
+			return false, 0
 		}
 		if c.failedShapes[cq.Name] == nil {
 			c.failedShapes[cq.Name] = map[string]*failure{}
 		}
 		c.failedShapes[cq.Name][info.Shape] = f
 		decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
-		return false, true
+		return true, c.parkFailedShapes(cq, rest, &decisions)
 	})
 	return decisions
+}
+
+// parkFailedShapes parks the workloads at the front of rest whose shape
+// already failed in cq this cycle, and returns how many. Quota only shrinks
+// within a cycle, so they would fail at their turn in the merged order too;
+// parking them now spares the merge.
+func (c *cycle) parkFailedShapes(cq *ClusterQueue, rest []*workload.Info, decisions *[]Decision) int {
+	failed := c.failedShapes[cq.Name]
+	n := 0
+	for _, info := range rest {
+		f, seen := failed[info.Shape]
+		if !seen {
+			break
+		}
+		*decisions = append(*decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
+		n++
+	}
+	return n
 }
 
 // route finds the ClusterQueue of a workload, or says why it has none.
@@ -134,8 +152,9 @@ func (c *cycle) admit(cq *ClusterQueue, info *workload.Info, a *assignment) Deci
 }
 
 // visit evaluates a queue's next workload; rest are the ones after it. It
-// reports whether it admitted, and whether the queue may go on this phase.
-type visit func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (admitted, goOn bool)
+// reports whether the queue may go on this phase, and how many of rest it
+// decided as well.
+type visit func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (goOn bool, skip int)
 
 // serve walks the queues' ordered lists as one merged order.
 func (c *cycle) serve(lists map[string][]*workload.Info, fn visit) {
@@ -150,7 +169,8 @@ func (c *cycle) serve(lists map[string][]*workload.Info, fn visit) {
 		cur := (*h)[0]
 		info := cur.list[cur.next]
 		cur.next++
-		_, goOn := fn(cur.cq, info, cur.list[cur.next:])
+		goOn, skip := fn(cur.cq, info, cur.list[cur.next:])
+		cur.next += skip
 		if !goOn || cur.next >= len(cur.list) {
 			heap.Pop(h)
 			continue
