@@ -28,8 +28,8 @@ type managerProcess struct {
 
 // managerUsage is what the kernel accounted to the manager process.
 type managerUsage struct {
-	CPU        time.Duration // user + system
-	PeakRSS    int64 // bytes
+	CPU     time.Duration // user + system
+	PeakRSS int64         // bytes
 }
 
 // startManager runs binary's manager subcommand against kubeconfig, without

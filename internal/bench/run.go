@@ -180,7 +180,10 @@ func runScenario(ctx context.Context, cp *controlPlane, c client.Client, cs kube
 	progressDone := make(chan struct{})
 	if opts.Progress != nil {
 		progress.Add(1)
-		go func() { defer progress.Done(); reportProgress(opts.Progress, t, len(plan.Workloads), obs.start, progressDone) }()
+		go func() {
+			defer progress.Done()
+			reportProgress(opts.Progress, t, len(plan.Workloads), obs.start, progressDone)
+		}()
 	}
 	defer func() { close(progressDone); progress.Wait() }()
 
