@@ -1,7 +1,10 @@
-// Package bench owns sluice's benchmark: the generator files (the schema of
+// Package bench owns `sluice bench`: the generator files (the schema of
 // Kueue's scheduler benchmark, so figures compare with published ones), the
-// plan they expand to, and the bounds a run is judged against. This file is
-// pure; the runner that drives a cluster comes with the benchmark issue.
+// plan they expand to, the runner that plays a plan against an API server
+// with the manager in its own process, the finish mimic, the API ceiling's
+// replay and the report. It must not run the manager in its own process:
+// the manager it measures is the sluice binary, started as a child, so that
+// its CPU and memory are its own.
 package bench
 
 import (

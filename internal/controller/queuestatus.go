@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -18,11 +19,22 @@ import (
 // QueueStatusWriter keeps the counts and usage in ClusterQueue and
 // LocalQueue status current. It writes on a period rather than per
 // admission, and only what changed, so under load a queue's status costs at
-// most about one write per period.
+// most about one write per period. MaxWritesPerPeriod bounds the total:
+// with a thousand busy queues, status writes would otherwise outnumber the
+// admissions; the queues written longest ago go first.
 type QueueStatusWriter struct {
-	Client client.Client
-	State  *State
-	Period time.Duration
+	Client             client.Client
+	State              *State
+	Period             time.Duration
+	MaxWritesPerPeriod int
+
+	lastWritten map[string]time.Time
+}
+
+// statusUpdate is a queue whose status changed, ready to be written.
+type statusUpdate struct {
+	key   string
+	write func()
 }
 
 // NeedLeaderElection: the leader's view is the one to publish.
@@ -56,9 +68,10 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 	}
 	reserved := func(u *cache.Usage) quota.Amounts { return u.Reserved }
 	admitted := func(u *cache.Usage) quota.Amounts { return u.Admitted }
+	var updates []statusUpdate
 	for _, name := range w.State.Cache.ClusterQueueNames() {
 		usage := byCQ[name]
-		writeIfChanged(ctx, w.Client, &kueue.ClusterQueue{}, client.ObjectKey{Name: name}, func(cq *kueue.ClusterQueue) bool {
+		updates = appendIfChanged(ctx, updates, w.Client, &kueue.ClusterQueue{}, client.ObjectKey{Name: name}, func(cq *kueue.ClusterQueue) bool {
 			desired := cq.Status.DeepCopy()
 			desired.PendingWorkloads = pendingByCQ[name]
 			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
@@ -73,7 +86,7 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 		ns, name := splitKey(key)
 		cq, _ := w.State.Cache.ClusterQueue(cqName)
 		usage := byLQ[key]
-		writeIfChanged(ctx, w.Client, &kueue.LocalQueue{}, client.ObjectKey{Namespace: ns, Name: name}, func(lq *kueue.LocalQueue) bool {
+		updates = appendIfChanged(ctx, updates, w.Client, &kueue.LocalQueue{}, client.ObjectKey{Namespace: ns, Name: name}, func(lq *kueue.LocalQueue) bool {
 			desired := lq.Status.DeepCopy()
 			desired.PendingWorkloads = pendingByLQ[key]
 			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
@@ -84,21 +97,43 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			return changed
 		})
 	}
+	w.writeStalestFirst(updates)
 }
 
-// writeIfChanged reads a queue from the cache, lets update set its status,
-// and patches the status only when update reports a change.
-func writeIfChanged[T client.Object](ctx context.Context, c client.Client, obj T, key client.ObjectKey, update func(T) bool) {
+// writeStalestFirst writes the updates of the queues written longest ago,
+// up to the budget; the others wait for the next period.
+func (w *QueueStatusWriter) writeStalestFirst(updates []statusUpdate) {
+	if w.lastWritten == nil {
+		w.lastWritten = map[string]time.Time{}
+	}
+	sort.SliceStable(updates, func(i, j int) bool {
+		return w.lastWritten[updates[i].key].Before(w.lastWritten[updates[j].key])
+	})
+	if w.MaxWritesPerPeriod > 0 && len(updates) > w.MaxWritesPerPeriod {
+		updates = updates[:w.MaxWritesPerPeriod]
+	}
+	now := time.Now()
+	for _, u := range updates {
+		u.write()
+		w.lastWritten[u.key] = now
+	}
+}
+
+// appendIfChanged reads a queue from the cache and lets update set its
+// status; when update reports a change, it appends the write of it.
+func appendIfChanged[T client.Object](ctx context.Context, updates []statusUpdate, c client.Client, obj T, key client.ObjectKey, update func(T) bool) []statusUpdate {
 	if err := c.Get(ctx, key, obj); err != nil {
-		return
+		return updates
 	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	if !update(obj) {
-		return
+		return updates
 	}
-	if err := c.Status().Patch(ctx, obj, patch); err != nil {
-		ctrl.LoggerFrom(ctx).V(2).Info("writing queue status", "queue", key.String(), "error", err.Error())
-	}
+	return append(updates, statusUpdate{key: fmt.Sprintf("%T/%s", obj, key), write: func() {
+		if err := c.Status().Patch(ctx, obj, patch); err != nil {
+			ctrl.LoggerFrom(ctx).V(2).Info("writing queue status", "queue", key.String(), "error", err.Error())
+		}
+	}})
 }
 
 func counts(u *cache.Usage) (reserving, admitted int32) {

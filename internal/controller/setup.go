@@ -38,11 +38,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.Add(&Scheduler{Client: c, State: state, Clock: clk, Writers: AdmissionWriters, MessageRefresh: 30 * time.Second}); err != nil {
 		return fmt.Errorf("adding the scheduler: %w", err)
 	}
-	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Period: time.Second}); err != nil {
+	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
 		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
 	return nil
 }
+
+// QueueStatusWritesPerSecond bounds the ClusterQueue and LocalQueue status
+// writes: a few dozen queues stay current every second, a thousand busy ones
+// take turns.
+const QueueStatusWritesPerSecond = 25
 
 // AdmissionWriters is how many admission and pending writes the scheduler
 // keeps in flight; the benchmark's API ceiling replays with the same number.

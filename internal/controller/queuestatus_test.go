@@ -1,0 +1,35 @@
+package controller
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestQueueStatusWritesStalestFirstWithinBudget(t *testing.T) {
+	w := &QueueStatusWriter{MaxWritesPerPeriod: 2, lastWritten: map[string]time.Time{
+		"cq/a": time.Unix(300, 0),
+		"cq/b": time.Unix(100, 0),
+		"cq/c": time.Unix(200, 0),
+		// cq/d was never written: it goes first.
+	}}
+	var written []string
+	update := func(key string) statusUpdate {
+		return statusUpdate{key: key, write: func() { written = append(written, key) }}
+	}
+	w.writeStalestFirst([]statusUpdate{update("cq/a"), update("cq/b"), update("cq/c"), update("cq/d")})
+	if want := []string{"cq/d", "cq/b"}; !reflect.DeepEqual(written, want) {
+		t.Fatalf("first period wrote %v, want %v", written, want)
+	}
+	written = nil
+	w.writeStalestFirst([]statusUpdate{update("cq/a"), update("cq/b"), update("cq/c"), update("cq/d")})
+	if want := []string{"cq/c", "cq/a"}; !reflect.DeepEqual(written, want) {
+		t.Fatalf("second period wrote %v, want the ones left waiting %v", written, want)
+	}
+	written = nil
+	w.MaxWritesPerPeriod = 0
+	w.writeStalestFirst([]statusUpdate{update("cq/a"), update("cq/b"), update("cq/c")})
+	if len(written) != 3 {
+		t.Fatalf("without a budget wrote %v, want all three", written)
+	}
+}
