@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +39,11 @@ type Scheduler struct {
 	// once. Without it, every admission or release would rewrite the message
 	// of every waiting workload of the cohort.
 	MessageRefresh time.Duration
+	// MessageRefreshesPerSecond bounds those refreshes in all, so that a
+	// backlog of thousands of waiting workloads costs a trickle of writes;
+	// 0 means no bound.
+	MessageRefreshesPerSecond float64
+	refreshBudget             *rate.Limiter
 
 	// queued are the pending verdicts handed to the writers, by workload:
 	// the same verdict is not sent twice, and a new message of the same
@@ -79,6 +85,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		}
 	}()
 	s.queued = map[string]queuedVerdict{}
+	if s.MessageRefreshesPerSecond > 0 {
+		s.refreshBudget = rate.NewLimiter(rate.Limit(s.MessageRefreshesPerSecond), max(1, int(s.MessageRefreshesPerSecond)))
+	}
 	log.Info("admitting")
 	for {
 		select {
@@ -198,20 +207,29 @@ type queuedVerdict struct {
 // pendingWrite decides whether a pending verdict is written: never when the
 // condition already says it or the same verdict is on its way, at once for a
 // new reason, and for a message whose numbers changed, at most once per
-// MessageRefresh.
+// MessageRefresh per workload and MessageRefreshesPerSecond in all.
 func (s *Scheduler) pendingWrite(d scheduler.Decision) pendingWriteVerdict {
-	if !workload.PendingDiffers(s.State.written.latest(d.Info), d.Reason, d.Message) {
+	latest := s.State.written.latest(d.Info)
+	if !workload.PendingDiffers(latest, d.Reason, d.Message) {
 		return noWrite
 	}
 	s.queuedMu.Lock()
 	last, queued := s.queued[d.Info.Key]
 	s.queuedMu.Unlock()
-	switch {
-	case !queued:
-		return writeNow
-	case last.reason == d.Reason && last.message == d.Message:
+	if queued && last.reason == d.Reason && last.message == d.Message {
 		return noWrite
-	case last.reason == d.Reason && s.Clock.Since(last.at) < s.MessageRefresh:
+	}
+	sameReason := queued && last.reason == d.Reason
+	if !queued {
+		c := meta.FindStatusCondition(latest.Status.Conditions, kueue.WorkloadQuotaReserved)
+		sameReason = c != nil && c.Status == metav1.ConditionFalse && c.Reason == d.Reason
+	}
+	switch {
+	case !sameReason:
+		return writeNow
+	case queued && s.Clock.Since(last.at) < s.MessageRefresh:
+		return writeLater
+	case s.refreshBudget != nil && !s.refreshBudget.Allow():
 		return writeLater
 	}
 	return writeNow

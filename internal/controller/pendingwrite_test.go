@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+func TestPendingWrite(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	waitingFor := func(message string) metav1.Condition {
+		return metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: kueue.ReasonWaitingForQuota, Message: message}
+	}
+	cases := []struct {
+		name       string
+		conditions []metav1.Condition
+		queued     *queuedVerdict
+		budget     *rate.Limiter
+		reason     string
+		message    string
+		want       pendingWriteVerdict
+	}{
+		{name: "the condition says it already", conditions: []metav1.Condition{waitingFor("available 1")},
+			reason: kueue.ReasonWaitingForQuota, message: "available 1", want: noWrite},
+		{name: "first verdict", reason: kueue.ReasonWaitingForQuota, message: "available 1", want: writeNow},
+		{name: "the same verdict is on its way", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now},
+			reason: kueue.ReasonWaitingForQuota, message: "available 1", want: noWrite},
+		{name: "new numbers too soon", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Second)},
+			reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
+		{name: "new numbers after the refresh interval", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Minute)},
+			reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeNow},
+		{name: "new numbers, refresh budget spent", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Minute)},
+			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
+		{name: "a new reason ignores interval and budget", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now},
+			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonPending, message: "LocalQueue lq is stopped", want: writeNow},
+		{name: "numbers older than this manager, budget spent", conditions: []metav1.Condition{waitingFor("available 1")},
+			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
+		{name: "reason older than this manager changes", conditions: []metav1.Condition{waitingFor("available 1")},
+			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonExceedsMaxQuota, message: "never", want: writeNow},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Scheduler{State: NewState(), Clock: clocktesting.NewFakeClock(now), MessageRefresh: 5 * time.Second,
+				queued: map[string]queuedVerdict{}, refreshBudget: tc.budget}
+			wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "1"}}
+			wl.Status.Conditions = tc.conditions
+			info := &workload.Info{Key: "ns/w", Obj: wl}
+			if tc.queued != nil {
+				s.queued[info.Key] = *tc.queued
+			}
+			got := s.pendingWrite(scheduler.Decision{Info: info, Reason: tc.reason, Message: tc.message})
+			if got != tc.want {
+				t.Errorf("pendingWrite = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
