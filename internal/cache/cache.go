@@ -38,9 +38,12 @@ type clusterQueue struct {
 	obj             *kueue.ClusterQueue
 	active          bool
 	inactiveMessage string
-	// limits are parsed once per version of the queue; snapshots share them
-	// read-only.
-	limits map[quota.FlavorResource]quota.Limits
+	// limits and template (the scheduler's view without the quota node)
+	// are built once per version of the queue; snapshots share them
+	// read-only. Rebuilding them every cycle, selectors included, was most
+	// of a snapshot's cost with a thousand queues.
+	limits   map[quota.FlavorResource]quota.Limits
+	template *scheduler.ClusterQueue
 }
 
 // reservation is the quota a workload holds.
@@ -74,7 +77,9 @@ func (c *Cache) SetClusterQueue(cq *kueue.ClusterQueue, active bool, inactiveMes
 	cq = cq.DeepCopy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clusterQueues[cq.Name] = &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage, limits: limitsOf(cq.Spec.ResourceGroups)}
+	entry := &clusterQueue{obj: cq, active: active, inactiveMessage: inactiveMessage, limits: limitsOf(cq.Spec.ResourceGroups)}
+	entry.template = schedulerQueue(entry)
+	c.clusterQueues[cq.Name] = entry
 }
 
 // DeleteClusterQueue forgets a ClusterQueue.
@@ -380,7 +385,9 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 		} else {
 			roots = append(roots, node)
 		}
-		snap.ClusterQueues[name] = schedulerQueue(cq, node)
+		q := *cq.template
+		q.Node = node
+		snap.ClusterQueues[name] = &q
 	}
 	// Link cohorts to their parents along chains without cycles; a queue
 	// under a cycle is inactive already (its reconciler said so).
@@ -414,11 +421,11 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	return snap
 }
 
-func schedulerQueue(cq *clusterQueue, node *quota.Node) *scheduler.ClusterQueue {
+// schedulerQueue is the scheduler's view of a queue, without its quota node.
+func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	spec := &cq.obj.Spec
 	out := &scheduler.ClusterQueue{
 		Name:            cq.obj.Name,
-		Node:            node,
 		Strategy:        spec.QueueingStrategy,
 		WhenCanBorrow:   kueue.MayStopSearch,
 		Active:          cq.active,
