@@ -28,7 +28,8 @@ build:
 	go build -ldflags "-X main.version=$(VERSION)" -o $(BIN)/sluice ./cmd/sluice
 
 ## tools: the upstream control plane built from Go modules (rebuilt only when missing or when hack/tools changes)
-tools: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kubectl
+tools: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kubectl \
+  $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kwok
 
 $(K8S_BIN)/kube-apiserver: $(TOOLS_MOD)
 	@echo ">> building kube-apiserver $(K8S_VERSION) from Go modules: about 10-12 minutes on a cold Go build cache, seconds afterwards"
@@ -41,6 +42,18 @@ $(K8S_BIN)/etcd: $(TOOLS_MOD)
 $(K8S_BIN)/kubectl: $(TOOLS_MOD)
 	@echo ">> building kubectl $(K8S_VERSION) from Go modules"
 	cd $(TOOLS_DIR) && go build -ldflags='$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(K8S_BIN)/kube-controller-manager: $(TOOLS_MOD)
+	@echo ">> building kube-controller-manager $(K8S_VERSION) from Go modules"
+	cd $(TOOLS_DIR) && go build -ldflags='$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+
+$(K8S_BIN)/kube-scheduler: $(TOOLS_MOD)
+	@echo ">> building kube-scheduler $(K8S_VERSION) from Go modules"
+	cd $(TOOLS_DIR) && go build -ldflags='$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+
+$(K8S_BIN)/kwok: $(TOOLS_MOD)
+	@echo ">> building kwok from Go modules"
+	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:

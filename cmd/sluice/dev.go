@@ -14,7 +14,7 @@ func newDevCommand() *cobra.Command {
 	var logs logFlags
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a local control plane with sluice in it, until interrupted",
+		Short: "Run a local cluster (API server, controller-manager, scheduler, simulated nodes) with sluice in it, until interrupted",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := logs.validate(); err != nil {
@@ -33,7 +33,13 @@ func newDevCommand() *cobra.Command {
 	fs.StringVar(&opts.DataDir, "data-dir", "", "folder for etcd data, logs and the kubeconfig; default: a temporary folder")
 	fs.BoolVar(&opts.Keep, "keep", false, "keep the data folder on exit")
 	fs.StringVar(&opts.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig; default: <data-dir>/kubeconfig")
-	fs.BoolVar(&opts.NoSample, "no-sample", false, "don't apply the sample ResourceFlavor, ClusterQueue and LocalQueue")
+	fs.BoolVar(&opts.NoSample, "no-sample", false, "don't apply the sample flavors, ClusterQueues, namespaces and LocalQueues")
+	fs.IntVar(&opts.Nodes.Count, "nodes", 4, "how many simulated nodes (kwok)")
+	fs.StringVar(&opts.Nodes.CPU, "node-cpu", "8", "CPU of each simulated node")
+	fs.StringVar(&opts.Nodes.Memory, "node-memory", "16Gi", "memory of each simulated node")
+	fs.StringVar(&opts.Nodes.Pods, "node-pods", "110", "pods each simulated node takes")
+	fs.StringVar(&opts.Nodes.FlavorLabels, "node-flavor-labels", devcluster.DefaultFlavorLabels,
+		`node groups, ";"-separated, each "key=value[,...]" with optional "|key=value:Effect[,...]" taints; nodes are shared out evenly`)
 	logs.bind(fs)
 	return cmd
 }

@@ -1,3 +1,4 @@
 // Package tools pins the upstream Kubernetes components (kube-apiserver, etcd,
-// kubectl) that `make tools` builds into bin/k8s. Nothing in sluice imports it.
+// kubectl, kube-controller-manager, kube-scheduler, kwok) that `make tools`
+// builds into bin/k8s. Nothing in sluice imports it.
 package tools

@@ -52,6 +52,8 @@ type Options struct {
 	KubeconfigOut string
 	// NoSample skips the sample queues.
 	NoSample bool
+	// Nodes shape the simulated nodes.
+	Nodes NodeOptions
 	// Out receives the ready line.
 	Out io.Writer
 	// ManagerLog, if set, is called with the manager's log file
@@ -60,10 +62,14 @@ type Options struct {
 	ManagerLog func(io.Writer)
 }
 
-// Run starts the cluster, prints the ready line and blocks until ctx ends,
-// then stops everything it started.
+// Run starts the cluster, prints the ready line and blocks until ctx ends
+// or a component dies, then stops everything it started, in reverse order.
 func Run(ctx context.Context, opts Options) (err error) {
 	if err := checkAssets(opts.AssetsDir); err != nil {
+		return err
+	}
+	nodes, err := buildNodes(opts.Nodes)
+	if err != nil {
 		return err
 	}
 	dataDir, cleanup, err := prepareDataDir(opts.DataDir, opts.Keep)
@@ -101,6 +107,30 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err := WriteAdminKubeconfig(env, restConfig, kubeconfigPath); err != nil {
 		return err
 	}
+	caFile := filepath.Join(dataDir, "ca.crt")
+	if err := os.WriteFile(caFile, restConfig.CAData, 0o644); err != nil {
+		return fmt.Errorf("writing the cluster CA: %w", err)
+	}
+	files := clusterFiles{assets: opts.AssetsDir, dataDir: dataDir, logDir: logs.dir, kubeconfig: kubeconfigPath,
+		certDir: env.ControlPlane.APIServer.CertDir, caFile: caFile}
+	components := &supervisor{}
+	defer components.stopAll()
+	for _, spec := range []func(clusterFiles) (componentSpec, error){controllerManagerSpec, schedulerSpec, kwokSpec} {
+		s, err := spec(files)
+		if err != nil {
+			return err
+		}
+		if err := components.start(ctx, s, logs.dir); err != nil {
+			return err
+		}
+	}
+	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	if err := createNodes(ctx, c, nodes); err != nil {
+		return err
+	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
@@ -114,8 +144,17 @@ func Run(ctx context.Context, opts Options) (err error) {
 			err = mgrErr
 		}
 	}()
+	died := func() error {
+		select {
+		case mgrErr := <-managerDone:
+			managerDone <- mgrErr
+			return fmt.Errorf("the manager stopped: %w", mgrErr)
+		default:
+		}
+		return components.died()
+	}
 
-	if err := waitUntilReady(ctx, restConfig, !opts.NoSample, managerDone); err != nil {
+	if err := waitUntilReady(ctx, c, !opts.NoSample, len(nodes), died); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "%s%s\n", ReadyLinePrefix, kubeconfigPath)
@@ -125,12 +164,14 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return nil
 	case mgrErr := <-managerDone:
 		managerDone <- mgrErr
-		return fmt.Errorf("the manager stopped: %w", mgrErr)
+		return fmt.Errorf("the manager stopped: %w; the cluster is stopped", mgrErr)
+	case <-components.anyExited():
+		return fmt.Errorf("%w; the cluster is stopped", components.died())
 	}
 }
 
 func checkAssets(dir string) error {
-	for _, name := range []string{"etcd", "kube-apiserver"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("%s not found in --assets %s (run `make tools` to build it): %w", name, dir, err)
 		}
@@ -252,24 +293,18 @@ func startManager(ctx context.Context, env *envtest.Environment, restConfig *res
 	return done, nil
 }
 
-// waitUntilReady returns once the manager's webhooks and controllers answer:
-// the sample goes through the webhooks, and its ClusterQueue turns Active
-// through the controllers. Without the sample, a dry-run create of an
-// invalid object must come back rejected by the webhook.
-func waitUntilReady(ctx context.Context, restConfig *rest.Config, applySample bool, managerDone chan error) error {
-	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
-	}
+// waitUntilReady returns once the manager's webhooks and controllers answer
+// and the simulated nodes are Ready: the sample goes through the webhooks,
+// and its ClusterQueues turn Active through the controllers. Without the
+// sample, a dry-run create of an invalid object must come back rejected by
+// the webhook. died reports a component that stopped meanwhile.
+func waitUntilReady(ctx context.Context, c client.Client, applySample bool, nodes int, died func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	poll := func(what string, cond wait.ConditionWithContextFunc) error {
 		err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-			select {
-			case mgrErr := <-managerDone:
-				managerDone <- mgrErr
-				return false, fmt.Errorf("the manager stopped: %w", mgrErr)
-			default:
+			if err := died(); err != nil {
+				return false, err
 			}
 			return cond(ctx)
 		})
@@ -280,6 +315,11 @@ func waitUntilReady(ctx context.Context, restConfig *rest.Config, applySample bo
 	}
 	if err := poll("the webhooks", func(ctx context.Context) (bool, error) {
 		return webhookRejects(ctx, c), nil
+	}); err != nil {
+		return err
+	}
+	if err := poll(fmt.Sprintf("%d simulated nodes to be Ready", nodes), func(ctx context.Context) (bool, error) {
+		return nodesReady(ctx, c, nodes)
 	}); err != nil {
 		return err
 	}
@@ -295,7 +335,7 @@ func waitUntilReady(ctx context.Context, restConfig *rest.Config, applySample bo
 			return fmt.Errorf("applying sample %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
-	return poll("the sample ClusterQueue to be active", func(ctx context.Context) (bool, error) {
+	return poll("the sample ClusterQueues to be active", func(ctx context.Context) (bool, error) {
 		for _, obj := range objs {
 			if cq, ok := obj.(*kueue.ClusterQueue); ok {
 				current := &kueue.ClusterQueue{}

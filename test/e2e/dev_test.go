@@ -1,72 +1,56 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/devcluster"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func TestDevClusterServesTheSampleQueue(t *testing.T) {
-	dataDir := filepath.Join(t.TempDir(), "dev")
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sluiceBin, "dev", "--assets", assetsDir, "--data-dir", dataDir, "--kubeconfig-out", kubeconfig)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+// clusterTimeout bounds what a test waits for on the dev cluster.
+const clusterTimeout = 2 * time.Minute
+
+func sharedClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := shared.client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := make(chan string, 16)
-	go func() {
-		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
-			lines <- scanner.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait()
-	}()
-	defer func() {
-		if t.Failed() {
-			t.Logf("sluice dev stderr:\n%s", tail(stderr.String(), 40))
-		}
-	}()
+	return c
+}
 
-	started := time.Now()
-	var readyLines []string
-	select {
-	case line := <-lines:
-		readyLines = append(readyLines, line)
-	case <-time.After(3 * time.Minute):
-		t.Fatal("no ready line within 3 minutes")
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, clusterTimeout, true, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
-	t.Logf("ready after %s", time.Since(started).Round(100*time.Millisecond))
-	if want := devcluster.ReadyLinePrefix + kubeconfig; readyLines[0] != want {
-		t.Fatalf("first line %q, want %q", readyLines[0], want)
-	}
+}
 
-	out := kubectl(t, kubeconfig, "get", "clusterqueues")
-	if !strings.Contains(out, "cluster-queue") {
-		t.Errorf("kubectl get clusterqueues does not list the sample queue:\n%s", out)
+func TestDevClusterServesTheSample(t *testing.T) {
+	kubeconfig := shared.kubeconfig
+	out := kubectl(t, kubeconfig, "get", "clusterqueues", "-o", "jsonpath={.items[*].metadata.name}")
+	if out != "team-a team-b" {
+		t.Errorf("sample ClusterQueues: got %q, want team-a team-b", out)
 	}
-	out = kubectl(t, kubeconfig, "get", "localqueues", "-n", "default", "-o", "jsonpath={.items[*].metadata.name}")
-	if out != "user-queue" {
-		t.Errorf("sample LocalQueue: got %q", out)
+	for _, ns := range []string{"team-a", "team-b"} {
+		if out := kubectl(t, kubeconfig, "get", "localqueues", "-n", ns, "-o", "jsonpath={.items[*].metadata.name}"); out != "user-queue" {
+			t.Errorf("sample LocalQueue in %s: got %q", ns, out)
+		}
+	}
+	// Four simulated nodes, Ready, two per flavor.
+	out = kubectl(t, kubeconfig, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.labels.instance-type}={.status.conditions[?(@.type=="Ready")].status} {end}`)
+	if strings.TrimSpace(out) != "on-demand=True on-demand=True spot=True spot=True" {
+		t.Errorf("nodes: got %q, want two on-demand and two spot, all Ready", out)
 	}
 	// The manager holds its leader-election Lease.
 	out = kubectl(t, kubeconfig, "get", "leases", "-n", "sluice-system", "-o", "jsonpath={.items[*].spec.holderIdentity}")
@@ -82,52 +66,148 @@ spec: {clusterQueue: "Not A Name"}
 	if !strings.Contains(bad, "spec.clusterQueue") {
 		t.Errorf("the invalid LocalQueue was not rejected by field: %s", bad)
 	}
+}
 
-	// Ctrl-C stops everything cleanly and removes the data folder.
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+// podTemplate runs for runFor on a simulated node.
+func podTemplate(labels map[string]string, runFor string) corev1.PodTemplateSpec {
+	annotations := map[string]string{}
+	if runFor != "" {
+		annotations["sluice.dev/run-for"] = runFor
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}},
+		},
+	}
+}
+
+// A Job that no queue manages runs to completion on the simulated nodes:
+// the controller-manager makes its pods, the scheduler binds them, kwok
+// runs them for their sluice.dev/run-for.
+func TestPlainJobRunsToCompletion(t *testing.T) {
+	c := sharedClient(t)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "plain"},
+		Spec: batchv1.JobSpec{Completions: ptr.To[int32](3), Parallelism: ptr.To[int32](2),
+			Template: podTemplate(nil, "2s")},
+	}
+	if err := c.Create(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
-	for line := range lines {
-		t.Errorf("unexpected output after the ready line: %q", line)
+	eventually(t, "the Job to complete", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return false, err
+		}
+		for _, cond := range job.Status.Conditions {
+			if cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue {
+				t.Fatalf("the Job failed: %s", cond.Message)
+			}
+		}
+		return job.Status.Succeeded == 3 && hasCondition(job.Status.Conditions, batchv1.JobComplete), nil
+	})
+}
+
+func hasCondition(conds []batchv1.JobCondition, typ batchv1.JobConditionType) bool {
+	for _, c := range conds {
+		if c.Type == typ && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// A Pod with sluice.dev/exit-code fails with that code.
+func TestPodFailsWithItsExitCode(t *testing.T) {
+	c := sharedClient(t)
+	tmpl := podTemplate(nil, "1s")
+	tmpl.Annotations["sluice.dev/exit-code"] = "3"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "failing", Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+	if err := c.Create(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Pod to fail", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return false, err
+		}
+		return pod.Status.Phase == corev1.PodFailed, nil
+	})
+	if len(pod.Status.ContainerStatuses) != 1 || pod.Status.ContainerStatuses[0].State.Terminated == nil ||
+		pod.Status.ContainerStatuses[0].State.Terminated.ExitCode != 3 {
+		t.Errorf("container statuses = %+v, want one terminated with exit code 3", pod.Status.ContainerStatuses)
+	}
+}
+
+// A Deployment gets its replicas Running; without sluice.dev/run-for they
+// keep running.
+func TestDeploymentReplicasRun(t *testing.T) {
+	c := sharedClient(t)
+	labels := map[string]string{"app": "web"}
+	tmpl := podTemplate(labels, "")
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	deploy := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
+	}
+	if err := c.Create(t.Context(), deploy); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "3 ready replicas", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(deploy), deploy); err != nil {
+			return false, err
+		}
+		return deploy.Status.ReadyReplicas == 3, nil
+	})
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace("default"), client.MatchingLabels(labels)); err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "sluice-node-") {
+			running++
+		}
+	}
+	if running != 3 {
+		t.Errorf("%d pods Running on simulated nodes, want 3", running)
+	}
+}
+
+// When a component dies, sluice dev says which and stops the whole
+// cluster rather than running half of it.
+func TestDevStopsWhenTheSchedulerDies(t *testing.T) {
+	d, err := startDev(t.TempDir(), "--no-sample", "--nodes", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := d.childPID("kube-scheduler")
+	if err != nil {
+		_ = d.interrupt()
+		t.Fatal(err)
+	}
+	kcm, err := d.childPID("kube-controller-manager")
+	if err != nil {
+		_ = d.interrupt()
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("sluice dev exited with %v", err)
+	case err := <-d.exited:
+		if err == nil {
+			t.Fatal("sluice dev exited with success after kube-scheduler died")
 		}
 	case <-time.After(time.Minute):
-		t.Fatal("sluice dev did not stop within a minute of SIGINT")
+		_ = d.cmd.Process.Kill()
+		t.Fatal("sluice dev kept running for a minute after kube-scheduler died")
 	}
-	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the data folder is still there without --keep: %v", err)
+	if stderr := d.stderr.String(); !strings.Contains(stderr, "kube-scheduler exited") {
+		t.Errorf("the error does not name kube-scheduler:\n%s", tail(stderr, 20))
 	}
-}
-
-func kubectl(t *testing.T, kubeconfig string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(assetsDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	if err := syscall.Kill(kcm, 0); err == nil {
+		t.Error("kube-controller-manager still runs after sluice dev exited")
 	}
-	return string(out)
-}
-
-func kubectlFails(t *testing.T, kubeconfig, verb, flag, file, stdin string) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(assetsDir, "kubectl"), "--kubeconfig", kubeconfig, verb, flag, file)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("kubectl %s succeeded, want a rejection:\n%s", verb, out)
-	}
-	return string(out)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,6 +1,8 @@
-// Package e2e runs the real sluice binary as a user would: `sluice dev` up to
-// its ready line, driven with the kubectl that `make tools` builds, and
-// `sluice manager` refusing bad configuration.
+// Package e2e runs the real sluice binary as a user would: one `sluice dev`
+// (API server, controller-manager, scheduler, kwok nodes, manager) for the
+// suite, driven with client-go and the kubectl that `make tools` builds;
+// `sluice dev` stopping when a component dies; `sluice manager` refusing bad
+// configuration; and a short `sluice bench`.
 package e2e
 
 import (
@@ -8,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -15,6 +18,8 @@ import (
 var (
 	sluiceBin string
 	assetsDir string
+	// shared is the suite's `sluice dev`, for the tests that only use it.
+	shared *devCluster
 )
 
 func TestMain(m *testing.M) {
@@ -41,5 +46,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	if shared, err = startDev(filepath.Join(tmp, "shared")); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the suite's sluice dev:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "sluice dev ready after %s\n", shared.readyAfter.Round(100*time.Millisecond))
+	code := m.Run()
+	// Ctrl-C stops everything cleanly and removes the data folder.
+	if err := shared.interrupt(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the suite's sluice dev:", err)
+		code = 1
+	}
+	return code
 }
