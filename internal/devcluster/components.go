@@ -120,7 +120,6 @@ func kwokSpec(f clusterFiles) (componentSpec, error) {
 		args: []string{
 			"--kubeconfig=" + f.kubeconfig,
 			"--config=" + stages,
-			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--node-ip=10.244.0.1",
 			"--server-address=" + addr,

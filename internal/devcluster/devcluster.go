@@ -1,8 +1,11 @@
-// Package devcluster runs a local control plane (etcd and kube-apiserver as
-// child processes, from a folder of binaries built by `make tools`) with
-// sluice's CRDs, webhooks and manager in it, for `sluice dev` and end-to-end
-// tests. It owns the lifecycle of those processes and nothing else: the
-// manager it runs is the same one `sluice manager` runs.
+// Package devcluster runs a whole local cluster for `sluice dev` and the
+// end-to-end tests: etcd and kube-apiserver (through envtest),
+// kube-controller-manager, kube-scheduler and kwok (simulated nodes and
+// kubelets) as child processes from a folder of binaries built by `make
+// tools`, with sluice's CRDs, webhooks and manager in it. It owns the
+// lifecycle of those processes, the simulated nodes and the sample; it must
+// not stand in for an upstream component: the manager it runs is the same
+// one `sluice manager` runs.
 package devcluster
 
 import (

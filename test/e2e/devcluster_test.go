@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -112,11 +113,18 @@ func (d *devCluster) interrupt() error {
 // childPID finds the pid of the child process of sluice dev whose command
 // line contains name.
 func (d *devCluster) childPID(name string) (int, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", d.cmd.Process.Pid, d.cmd.Process.Pid))
+	// Each thread lists the children it forked; Go forks from any thread.
+	lists, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", d.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
-	for _, field := range strings.Fields(string(raw)) {
+	var children []string
+	for _, list := range lists {
+		if raw, err := os.ReadFile(list); err == nil {
+			children = append(children, strings.Fields(string(raw))...)
+		}
+	}
+	for _, field := range children {
 		var pid int
 		if _, err := fmt.Sscan(field, &pid); err != nil {
 			continue
@@ -145,4 +153,33 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func kubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(assetsDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func kubectlFails(t *testing.T, kubeconfig, verb, flag, file, stdin string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(assetsDir, "kubectl"), "--kubeconfig", kubeconfig, verb, flag, file)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("kubectl %s succeeded, want a rejection:\n%s", verb, out)
+	}
+	return string(out)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
