@@ -149,7 +149,7 @@ func TestDeploymentReplicasRun(t *testing.T) {
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: tmpl},
 	}
 	if err := c.Create(t.Context(), deploy); err != nil {
 		t.Fatal(err)
