@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -162,15 +163,67 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	fmt.Fprintf(opts.Out, "%s%s\n", ReadyLinePrefix, kubeconfigPath)
 
+	apiServer, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return fmt.Errorf("creating a clientset: %w", err)
+	}
+	apiServerDown := watchAPIServer(ctx, apiServer)
 	select {
 	case <-ctx.Done():
 		return nil
 	case mgrErr := <-managerDone:
 		managerDone <- mgrErr
+		// The manager stops when it loses the API server: name the cause.
+		if err := livez(ctx, apiServer); err != nil {
+			return fmt.Errorf("kube-apiserver stopped answering /livez: %w (logs in %s); the cluster is stopped", err, logs.dir)
+		}
 		return fmt.Errorf("the manager stopped: %w; the cluster is stopped", mgrErr)
 	case <-components.anyExited():
 		return fmt.Errorf("%w; the cluster is stopped", components.died())
+	case err := <-apiServerDown:
+		return fmt.Errorf("%w (logs in %s); the cluster is stopped", err, logs.dir)
 	}
+}
+
+// livez asks kube-apiserver whether it (and etcd) is alive.
+func livez(ctx context.Context, cs kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := cs.Discovery().RESTClient().Get().AbsPath("/livez").DoRaw(ctx)
+	return err
+}
+
+// apiServerStrikes is how many failed liveness checks in a row, two seconds
+// apart, mean that kube-apiserver (or the etcd behind it) is gone.
+const apiServerStrikes = 3
+
+// watchAPIServer reports when kube-apiserver stops answering /livez (which
+// checks etcd too). envtest runs both processes, so their exit is seen
+// through the API rather than as a child's.
+func watchAPIServer(ctx context.Context, cs kubernetes.Interface) <-chan error {
+	down := make(chan error, 1)
+	go func() {
+		ticker := time.NewTicker(2 * time.Second)
+		defer ticker.Stop()
+		strikes := 0
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			err := livez(ctx, cs)
+			if err == nil {
+				strikes = 0
+				continue
+			}
+			if strikes++; strikes >= apiServerStrikes && ctx.Err() == nil {
+				down <- fmt.Errorf("kube-apiserver stopped answering /livez: %w", err)
+				return
+			}
+		}
+	}()
+	return down
 }
 
 func checkAssets(dir string) error {

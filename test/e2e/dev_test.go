@@ -211,3 +211,32 @@ func TestDevStopsWhenTheSchedulerDies(t *testing.T) {
 		t.Error("kube-controller-manager still runs after sluice dev exited")
 	}
 }
+
+// The API server is envtest's child, watched through /livez: its death
+// stops the cluster too, named.
+func TestDevStopsWhenTheAPIServerDies(t *testing.T) {
+	d, err := startDev(t.TempDir(), "--no-sample", "--nodes", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := d.childPID("kube-apiserver")
+	if err != nil {
+		_ = d.interrupt()
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.exited:
+		if err == nil {
+			t.Fatal("sluice dev exited with success after kube-apiserver died")
+		}
+	case <-time.After(time.Minute):
+		_ = d.cmd.Process.Kill()
+		t.Fatal("sluice dev kept running for a minute after kube-apiserver died")
+	}
+	if stderr := d.stderr.String(); !strings.Contains(stderr, "kube-apiserver stopped answering") {
+		t.Errorf("the error does not name kube-apiserver:\n%s", tail(stderr, 20))
+	}
+}
