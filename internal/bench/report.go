@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -188,31 +189,22 @@ func (r *Report) PrintTable(out io.Writer) error {
 	row("finish lag\tmean %.3f s, p99 %.3f s", r.FinishLagMeanSeconds, r.FinishLagP99Seconds)
 	row("")
 	row("time to admission\tcount\tmean\tp50\tp90\tp99\tmax")
-	for _, class := range sortedKeys(r.Classes) {
+	for _, class := range slices.Sorted(maps.Keys(r.Classes)) {
 		l := r.Classes[class]
 		row("  %s\t%d\t%.2f s\t%.2f s\t%.2f s\t%.2f s\t%.2f s", class, l.Count, l.MeanSeconds, l.P50Seconds, l.P90Seconds, l.P99Seconds, l.MaxSeconds)
 	}
 	row("")
 	row("ClusterQueue usage\tqueues\tmean %% of nominal")
-	for _, class := range sortedKeys(r.ClusterQueueClasses) {
+	for _, class := range slices.Sorted(maps.Keys(r.ClusterQueueClasses)) {
 		u := r.ClusterQueueClasses[class]
 		row("  %s\t%d\t%.1f%%", class, u.Queues, u.MeanUsagePercent)
 	}
 	row("")
 	row("manager writes during the run\tcount")
-	for _, key := range sortedKeys(r.ManagerWrites) {
+	for _, key := range slices.Sorted(maps.Keys(r.ManagerWrites)) {
 		row("  %s\t%.0f", key, r.ManagerWrites[key])
 	}
 	return w.Flush()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // RequiredReportFields are the top-level JSON names the report promises.

@@ -6,6 +6,7 @@ package cache
 
 import (
 	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -392,7 +393,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	// Link cohorts to their parents along chains without cycles; a queue
 	// under a cycle is inactive already (its reconciler said so).
 	linked := map[string]bool{}
-	for _, name := range sortedKeys(cohortNodes) {
+	for _, name := range slices.Sorted(maps.Keys(cohortNodes)) {
 		a := quota.Ancestors(name, c.parentOf)
 		if a.HasCycle() {
 			continue
@@ -471,13 +472,4 @@ func limitsOf(groups []kueue.ResourceGroup) map[quota.FlavorResource]quota.Limit
 		}
 	}
 	return limits
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,6 +1,11 @@
 package cache
 
-import "github.com/sluicehq/sluice/internal/quota"
+import (
+	"maps"
+	"slices"
+
+	"github.com/sluicehq/sluice/internal/quota"
+)
 
 // Usage is what the workloads of one queue hold.
 type Usage struct {
@@ -46,7 +51,7 @@ func (c *Cache) Usages() (byClusterQueue, byLocalQueue map[string]*Usage) {
 func (c *Cache) ClusterQueueNames() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return sortedKeys(c.clusterQueues)
+	return slices.Sorted(maps.Keys(c.clusterQueues))
 }
 
 // LocalQueueKeys lists the cached LocalQueues (namespace/name) with their

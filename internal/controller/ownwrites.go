@@ -57,6 +57,18 @@ func (o *ownWrites) latest(info *workload.Info) *kueue.Workload {
 	return obj
 }
 
+// conditions are the status conditions of the Workload's newest known
+// version, read-only: the cycle asks this of every pending decision, and a
+// copy of the whole object each time would be waste.
+func (o *ownWrites) conditions(info *workload.Info) []metav1.Condition {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.byKey[info.Key]; ok && w.base == info.Obj.ResourceVersion {
+		return w.conditions
+	}
+	return info.Obj.Status.Conditions
+}
+
 // seen drops what is known of a Workload once the watch delivered a version
 // other than the one a write of ours was made on: the written one, or newer.
 func (o *ownWrites) seen(wl *kueue.Workload) {

@@ -209,8 +209,8 @@ type queuedVerdict struct {
 // new reason, and for a message whose numbers changed, at most once per
 // MessageRefresh per workload and MessageRefreshesPerSecond in all.
 func (s *Scheduler) pendingWrite(d scheduler.Decision) pendingWriteVerdict {
-	latest := s.State.written.latest(d.Info)
-	if !workload.PendingDiffers(latest, d.Reason, d.Message) {
+	conditions := s.State.written.conditions(d.Info)
+	if !workload.PendingDiffers(conditions, d.Reason, d.Message) {
 		return noWrite
 	}
 	s.queuedMu.Lock()
@@ -221,7 +221,7 @@ func (s *Scheduler) pendingWrite(d scheduler.Decision) pendingWriteVerdict {
 	}
 	sameReason := queued && last.reason == d.Reason
 	if !queued {
-		c := meta.FindStatusCondition(latest.Status.Conditions, kueue.WorkloadQuotaReserved)
+		c := meta.FindStatusCondition(conditions, kueue.WorkloadQuotaReserved)
 		sameReason = c != nil && c.Status == metav1.ConditionFalse && c.Reason == d.Reason
 	}
 	switch {

@@ -56,51 +56,42 @@ type clusterFiles struct {
 	caFile  string
 }
 
-func controllerManagerSpec(f clusterFiles) (componentSpec, error) {
+// secureComponentSpec runs a component that serves its health over HTTPS
+// on a free local port and talks to the API server as admin, without leader
+// election; extra are its own flags.
+func secureComponentSpec(name string, f clusterFiles, extra ...string) (componentSpec, error) {
 	addr, err := childproc.FreeLocalAddress()
 	if err != nil {
 		return componentSpec{}, err
 	}
 	host, port := splitHostPort(addr)
 	return componentSpec{
-		name:   "kube-controller-manager",
-		binary: filepath.Join(f.assets, "kube-controller-manager"),
-		args: []string{
+		name:   name,
+		binary: filepath.Join(f.assets, name),
+		args: append([]string{
 			"--kubeconfig=" + f.kubeconfig,
 			"--authentication-kubeconfig=" + f.kubeconfig,
 			"--authorization-kubeconfig=" + f.kubeconfig,
 			"--bind-address=" + host,
 			"--secure-port=" + port,
 			"--leader-elect=false",
-			"--controllers=" + strings.Join(controllers, ","),
-			"--service-account-private-key-file=" + filepath.Join(f.certDir, "sa-signer.key"),
-			"--root-ca-file=" + f.caFile,
-			"--use-service-account-credentials=false",
-			"--cluster-name=sluice-dev",
-		},
+		}, extra...),
 		health: "https://" + addr + "/healthz",
 	}, nil
 }
 
+func controllerManagerSpec(f clusterFiles) (componentSpec, error) {
+	return secureComponentSpec("kube-controller-manager", f,
+		"--controllers="+strings.Join(controllers, ","),
+		"--service-account-private-key-file="+filepath.Join(f.certDir, "sa-signer.key"),
+		"--root-ca-file="+f.caFile,
+		"--use-service-account-credentials=false",
+		"--cluster-name=sluice-dev",
+	)
+}
+
 func schedulerSpec(f clusterFiles) (componentSpec, error) {
-	addr, err := childproc.FreeLocalAddress()
-	if err != nil {
-		return componentSpec{}, err
-	}
-	host, port := splitHostPort(addr)
-	return componentSpec{
-		name:   "kube-scheduler",
-		binary: filepath.Join(f.assets, "kube-scheduler"),
-		args: []string{
-			"--kubeconfig=" + f.kubeconfig,
-			"--authentication-kubeconfig=" + f.kubeconfig,
-			"--authorization-kubeconfig=" + f.kubeconfig,
-			"--bind-address=" + host,
-			"--secure-port=" + port,
-			"--leader-elect=false",
-		},
-		health: "https://" + addr + "/healthz",
-	}, nil
+	return secureComponentSpec("kube-scheduler", f)
 }
 
 // kwokSpec runs kwok on the nodes sluice dev creates (annotated

@@ -33,10 +33,11 @@ func SetAdmitted(wl *kueue.Workload, adm *kueue.Admission, now time.Time) {
 	}
 }
 
-// PendingDiffers tells whether the workload's QuotaReserved=False condition
-// says something other than reason and message: only then is it written.
-func PendingDiffers(wl *kueue.Workload, reason, message string) bool {
-	c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+// PendingDiffers tells whether a workload's QuotaReserved=False condition
+// (among its status conditions) says something other than reason and
+// message: only then is it written.
+func PendingDiffers(conditions []metav1.Condition, reason, message string) bool {
+	c := meta.FindStatusCondition(conditions, kueue.WorkloadQuotaReserved)
 	return c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason || c.Message != message
 }
 

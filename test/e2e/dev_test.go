@@ -178,11 +178,25 @@ func TestDeploymentReplicasRun(t *testing.T) {
 // When a component dies, sluice dev says which and stops the whole
 // cluster rather than running half of it.
 func TestDevStopsWhenTheSchedulerDies(t *testing.T) {
+	killAndExpectStop(t, "kube-scheduler", "kube-scheduler exited")
+}
+
+// The API server is envtest's child, watched through /livez: its death
+// stops the cluster too, named.
+func TestDevStopsWhenTheAPIServerDies(t *testing.T) {
+	killAndExpectStop(t, "kube-apiserver", "kube-apiserver stopped answering")
+}
+
+// killAndExpectStop starts a small sluice dev, SIGKILLs its child running
+// component, and expects sluice dev to fail within a minute with
+// wantMessage on stderr, leaving kube-controller-manager stopped too.
+func killAndExpectStop(t *testing.T, component, wantMessage string) {
+	t.Helper()
 	d, err := startDev(t.TempDir(), "--no-sample", "--nodes", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := d.childPID("kube-scheduler")
+	pid, err := d.childPID(component)
 	if err != nil {
 		_ = d.interrupt()
 		t.Fatal(err)
@@ -198,45 +212,16 @@ func TestDevStopsWhenTheSchedulerDies(t *testing.T) {
 	select {
 	case err := <-d.exited:
 		if err == nil {
-			t.Fatal("sluice dev exited with success after kube-scheduler died")
+			t.Fatalf("sluice dev exited with success after %s died", component)
 		}
 	case <-time.After(time.Minute):
 		_ = d.cmd.Process.Kill()
-		t.Fatal("sluice dev kept running for a minute after kube-scheduler died")
+		t.Fatalf("sluice dev kept running for a minute after %s died", component)
 	}
-	if stderr := d.stderr.String(); !strings.Contains(stderr, "kube-scheduler exited") {
-		t.Errorf("the error does not name kube-scheduler:\n%s", tail(stderr, 20))
+	if stderr := d.stderr.String(); !strings.Contains(stderr, wantMessage) {
+		t.Errorf("the error does not name %s (want %q):\n%s", component, wantMessage, tail(stderr, 20))
 	}
 	if err := syscall.Kill(kcm, 0); err == nil {
 		t.Error("kube-controller-manager still runs after sluice dev exited")
-	}
-}
-
-// The API server is envtest's child, watched through /livez: its death
-// stops the cluster too, named.
-func TestDevStopsWhenTheAPIServerDies(t *testing.T) {
-	d, err := startDev(t.TempDir(), "--no-sample", "--nodes", "1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := d.childPID("kube-apiserver")
-	if err != nil {
-		_ = d.interrupt()
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-d.exited:
-		if err == nil {
-			t.Fatal("sluice dev exited with success after kube-apiserver died")
-		}
-	case <-time.After(time.Minute):
-		_ = d.cmd.Process.Kill()
-		t.Fatal("sluice dev kept running for a minute after kube-apiserver died")
-	}
-	if stderr := d.stderr.String(); !strings.Contains(stderr, "kube-apiserver stopped answering") {
-		t.Errorf("the error does not name kube-apiserver:\n%s", tail(stderr, 20))
 	}
 }
