@@ -52,14 +52,20 @@ const (
 // reason but no message: building messages with numbers is most of the cost
 // of a failure, and a caller that decides again later needs none.
 func assign(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *workload.Info, explain bool) (*assignment, *failure) {
+	return assignCounts(cq, flavors, info, fullCounts(info), explain)
+}
+
+// assignCounts is assign with the number of pods of each podSet given.
+func assignCounts(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, info *workload.Info, counts []int32, explain bool) (*assignment, *failure) {
 	a := &assignment{usage: quota.Amounts{}}
 	for i := range info.PodSets {
 		ps := &info.PodSets[i]
-		total := ps.PerPod.Scaled(ps.Count)
+		count := counts[i]
+		total := ps.PerPod.Scaled(count)
 		if cq.coversPods() {
-			total[corev1.ResourcePods] = int64(ps.Count)
+			total[corev1.ResourcePods] = int64(count)
 		}
-		psa := podSetAssignment{name: ps.Name, count: ps.Count, flavors: make(map[corev1.ResourceName]string, len(total)), total: total}
+		psa := podSetAssignment{name: ps.Name, count: count, flavors: make(map[corev1.ResourceName]string, len(total)), total: total}
 		byGroup := make([][]corev1.ResourceName, len(cq.Groups))
 		for _, name := range sortedResources(total) {
 			if total[name] == 0 {

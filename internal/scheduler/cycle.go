@@ -78,6 +78,11 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 			return true, c.parkFailedShapes(cq, rest, &decisions)
 		}
 		a, f := assign(cq, snap.Flavors, info, true)
+		if f != nil && info.Partial() {
+			if partial := assignPartial(cq, snap.Flavors, info); partial != nil {
+				a, f = partial, nil
+			}
+		}
 		if f == nil {
 			decisions = append(decisions, c.admit(cq, info, a))
 			return true, 0

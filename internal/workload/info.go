@@ -18,6 +18,9 @@ import (
 type PodSet struct {
 	Name  kueue.PodSetReference
 	Count int32
+	// MinCount is the fewest pods the podSet may be admitted with (partial
+	// admission); equal to Count when it must run in full.
+	MinCount int32
 	// PerPod is the effective request of one pod.
 	PerPod Requests
 	// Scheduling constraints that decide which flavors fit.
@@ -49,6 +52,16 @@ type Info struct {
 	Obj *kueue.Workload
 }
 
+// Partial tells whether some podSet may be admitted with fewer pods.
+func (i *Info) Partial() bool {
+	for _, ps := range i.PodSets {
+		if ps.MinCount < ps.Count {
+			return true
+		}
+	}
+	return false
+}
+
 // Key returns the namespace/name key of a workload.
 func Key(wl *kueue.Workload) string { return wl.Namespace + "/" + wl.Name }
 
@@ -73,9 +86,13 @@ func NewInfo(wl *kueue.Workload) *Info {
 		p := PodSet{
 			Name:         ps.Name,
 			Count:        ps.Count,
+			MinCount:     ps.Count,
 			PerPod:       PodRequests(spec),
 			NodeSelector: spec.NodeSelector,
 			Tolerations:  spec.Tolerations,
+		}
+		if ps.MinCount != nil && *ps.MinCount < ps.Count {
+			p.MinCount = *ps.MinCount
 		}
 		if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
 			p.Affinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
@@ -104,7 +121,7 @@ func shapeOf(info *Info) string {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%s|", info.Namespace, info.LocalQueue)
 	for _, ps := range info.PodSets {
-		fmt.Fprintf(h, "%s:%d:", ps.Name, ps.Count)
+		fmt.Fprintf(h, "%s:%d-%d:", ps.Name, ps.MinCount, ps.Count)
 		names := make([]string, 0, len(ps.PerPod))
 		for name := range ps.PerPod {
 			names = append(names, string(name))
