@@ -1,12 +1,12 @@
 package scheduler
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/sluicehq/sluice/internal/quota"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
