@@ -59,7 +59,7 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kueue/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 ## verify: generated files are current, code is formatted and vetted

@@ -9,11 +9,20 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
+// Options are what the reconcilers need to know of the rest of sluice.
+type Options struct {
+	// StopsFirst tells whether an evicted workload's job must stop before
+	// its reservation is cleared (see WorkloadReconciler).
+	StopsFirst func(*kueue.Workload) bool
+}
+
 // Setup registers the field indexes and every reconciler of this package.
-func Setup(ctx context.Context, mgr ctrl.Manager) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -28,7 +37,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager) error {
 		&LocalQueueReconciler{Client: c, State: state},
 		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), State: state},
 		&NamespaceReconciler{Client: c, State: state},
-		&WorkloadReconciler{Client: c, State: state, Clock: clk},
+		&WorkloadReconciler{Client: c, State: state, Clock: clk, StopsFirst: opts.StopsFirst},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

@@ -24,6 +24,10 @@ type WorkloadReconciler struct {
 	Client client.Client
 	State  *State
 	Clock  clock.Clock
+	// StopsFirst tells whether a workload's job must stop before its
+	// reservation is cleared (its job integration clears it then); other
+	// workloads lose the reservation in the same write as they are evicted.
+	StopsFirst func(*kueue.Workload) bool
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
@@ -69,6 +73,16 @@ func (r *WorkloadReconciler) forget(key string) {
 // workload's execution time runs out.
 func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Workload) (ctrl.Result, error) {
 	now := r.Clock.Now()
+	if workload.IsEvicting(wl) {
+		if r.stopsFirst(wl) {
+			// The job is stopping; its integration clears the reservation.
+			return ctrl.Result{}, nil
+		}
+		// No job to wait for (any more): clear it now.
+		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		workload.ClearReservation(wl, workload.IsActive(wl), now)
+		return ctrl.Result{}, r.Client.Status().Patch(ctx, wl, patch)
+	}
 	if reason, message := r.evictionReason(wl); reason != "" {
 		return ctrl.Result{}, r.evict(ctx, wl, reason, message, reason != kueue.EvictedByDeactivation)
 	}
@@ -104,14 +118,22 @@ func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload) (string, string)
 	return "", ""
 }
 
+func (r *WorkloadReconciler) stopsFirst(wl *kueue.Workload) bool {
+	return r.StopsFirst != nil && r.StopsFirst(wl)
+}
+
 func drains(p *kueue.StopPolicy) bool { return p != nil && *p == kueue.StopPolicyHoldAndDrain }
 
 // evict takes the admission away in one write. A Workload created directly
-// has no job to stop first; job integrations stop their job before the
-// reservation is cleared.
+// has no job to stop first; a job's Workload is only marked Evicted, and
+// its integration clears the reservation once the job stopped.
 func (r *WorkloadReconciler) evict(ctx context.Context, wl *kueue.Workload, reason, message string, requeue bool) error {
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
+	if r.stopsFirst(wl) {
+		workload.MarkEvicted(wl, reason, message, r.Clock.Now())
+	} else {
+		workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
+	}
 	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
 		return fmt.Errorf("evicting workload %s: %w", wl.Name, err)
 	}

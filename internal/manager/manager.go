@@ -78,7 +78,14 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controller.Setup(ctx, mgr); err != nil {
+	in, err := newIntegrations(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := controller.Setup(ctx, mgr, controller.Options{StopsFirst: in.stopsFirst}); err != nil {
+		return nil, err
+	}
+	if err := in.setupReconcilers(ctx, mgr); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -92,7 +99,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		webhooksReady.set(func(*http.Request) error { return nil })
 		return mgr, nil
 	}
-	if err := setupWebhooks(mgr, cfg, webhooksReady); err != nil {
+	if err := setupWebhooks(mgr, cfg, in, webhooksReady); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -101,10 +108,13 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 // setupWebhooks registers the webhooks at once with external certificates, or
 // once the rotator has written the certificates: the webhook server must not
 // start before its certificates exist.
-func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, ready *readiness) error {
+func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrations, ready *readiness) error {
 	register := func() error {
 		if err := sluicewebhook.Setup(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
+		}
+		if err := in.setupWebhooks(mgr); err != nil {
+			return fmt.Errorf("setting up the integrations' webhooks: %w", err)
 		}
 		ready.set(mgr.GetWebhookServer().StartedChecker())
 		return nil

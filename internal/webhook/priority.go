@@ -2,14 +2,15 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/priority"
 )
 
 // +kubebuilder:webhook:path=/mutate-kueue-x-k8s-io-v1beta2-workload,mutating=true,failurePolicy=fail,sideEffects=None,groups=kueue.x-k8s.io,resources=workloads,verbs=create,versions=v1beta2,name=mworkload.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -41,29 +42,14 @@ func (d *PriorityDefaulter) Default(ctx context.Context, wl *kueue.Workload) err
 }
 
 func (d *PriorityDefaulter) classValue(ctx context.Context, ref *kueue.PriorityClassRef) (int32, error) {
-	path := field.NewPath("spec", "priorityClassRef", "name")
-	key := client.ObjectKey{Name: ref.Name}
-	var value int32
-	var err error
-	switch ref.Kind {
-	case kueue.WorkloadPriorityClassKind:
-		wpc := &kueue.WorkloadPriorityClass{}
-		err = d.Reader.Get(ctx, key, wpc)
-		value = wpc.Value
-	case kueue.PodPriorityClassKind:
-		pc := &schedulingv1.PriorityClass{}
-		err = d.Reader.Get(ctx, key, pc)
-		value = pc.Value
-	default:
+	value, err := priority.ClassValue(ctx, d.Reader, ref)
+	switch {
+	case errors.Is(err, priority.ErrUnknownKind):
 		return 0, apierrors.NewInvalid(kueue.GroupVersion.WithKind("Workload").GroupKind(), "",
 			field.ErrorList{field.NotSupported(field.NewPath("spec", "priorityClassRef", "kind"), ref.Kind, []string{string(kueue.WorkloadPriorityClassKind), string(kueue.PodPriorityClassKind)})})
-	}
-	if apierrors.IsNotFound(err) {
+	case apierrors.IsNotFound(err):
 		return 0, apierrors.NewInvalid(kueue.GroupVersion.WithKind("Workload").GroupKind(), "",
-			field.ErrorList{field.NotFound(path, fmt.Sprintf("%s %s", ref.Kind, ref.Name))})
+			field.ErrorList{field.NotFound(field.NewPath("spec", "priorityClassRef", "name"), fmt.Sprintf("%s %s", ref.Kind, ref.Name))})
 	}
-	if err != nil {
-		return 0, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
-	}
-	return value, nil
+	return value, err
 }

@@ -48,10 +48,25 @@ func SetPending(wl *kueue.Workload, reason, message string, now time.Time) {
 		LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
 }
 
-// SetEvicted takes the admission away: Evicted=True with the reason, the
+// SetEvicted takes the admission away at once: MarkEvicted then
+// ClearReservation, for a workload with no job to stop first.
+func SetEvicted(wl *kueue.Workload, reason, message string, requeue bool, now time.Time) {
+	MarkEvicted(wl, reason, message, now)
+	ClearReservation(wl, requeue, now)
+}
+
+// MarkEvicted records that the admission must end (Evicted=True) while the
+// reservation stays: a job keeps its quota until it has stopped.
+func MarkEvicted(wl *kueue.Workload, reason, message string, now time.Time) {
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+}
+
+// ClearReservation ends an eviction once nothing runs any more: the
 // reservation cleared, and Requeued telling whether the workload queues
 // again. The time it ran is added to accumulatedPastExecutionTimeSeconds.
-func SetEvicted(wl *kueue.Workload, reason, message string, requeue bool, now time.Time) {
+func ClearReservation(wl *kueue.Workload, requeue bool, now time.Time) {
 	t := metav1.NewTime(now)
 	if ran := AdmittedFor(wl, now); ran > 0 {
 		past := int32(0)
@@ -61,11 +76,14 @@ func SetEvicted(wl *kueue.Workload, reason, message string, requeue bool, now ti
 		total := past + int32(ran/time.Second)
 		wl.Status.AccumulatedPastExecutionTimeSeconds = &total
 	}
+	reason, message := kueue.ReasonPending, "The workload has no reservation"
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		reason, message = c.Reason, c.Message
+	}
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
 			Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: t, ObservedGeneration: wl.Generation})
 	}
-	set(kueue.WorkloadEvicted, metav1.ConditionTrue, reason, message)
 	set(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.ReasonPending, "Evicted: "+message)
 	set(kueue.WorkloadAdmitted, metav1.ConditionFalse, reasonNoReservation, "The workload has no reservation")
 	if requeue {
@@ -74,6 +92,13 @@ func SetEvicted(wl *kueue.Workload, reason, message string, requeue bool, now ti
 		set(kueue.WorkloadRequeued, metav1.ConditionFalse, reason, "Not queued again: "+message)
 	}
 	wl.Status.Admission = nil
+	wl.Status.ReclaimablePods = nil
+}
+
+// IsEvicting tells whether a workload was told to stop but still holds its
+// reservation (its job is stopping).
+func IsEvicting(wl *kueue.Workload) bool {
+	return HasQuotaReservation(wl) && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
 }
 
 // AdmittedFor is how long the workload has been admitted this time.

@@ -1,0 +1,59 @@
+package integration
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// Job is one object of a queued kind, as the framework drives it. Methods
+// that change the job change the object in memory only: the framework
+// writes it, once per step.
+type Job interface {
+	// Object is the wrapped object.
+	Object() client.Object
+	IsSuspended() bool
+	Suspend()
+	// PodSets are the Workload's pod sets, read from the job's spec.
+	PodSets() ([]kueue.PodSet, error)
+	// Originals captures what Run changes, so that Restore can undo it.
+	Originals() []PodSetInfo
+	// Run injects what admission decided and unsuspends.
+	Run(infos []PodSetInfo) error
+	// Restore puts the originals back and tells whether anything changed.
+	Restore(originals []PodSetInfo) bool
+	// Finished tells whether the job is done, whether it succeeded, and why.
+	Finished() (done, succeeded bool, message string)
+	// Active tells whether pods of the job may still be running (or its
+	// controller has not yet caught up with a suspension).
+	Active() bool
+	// ReclaimablePods are pod-set slots whose pods are done for good while
+	// the job still runs.
+	ReclaimablePods() []kueue.ReclaimablePod
+	// ManagedElsewhere names another controller that runs the job (a batch
+	// Job's spec.managedBy), or is empty.
+	ManagedElsewhere() string
+}
+
+// Kind is a queued kind: its framework name in the configuration, its
+// GroupVersionKind, and how to make and wrap its objects.
+type Kind struct {
+	Framework string
+	GVK       schema.GroupVersionKind
+	NewObject func() client.Object
+	Wrap      func(client.Object) Job
+}
+
+// Annotations sluice sets on the jobs it runs.
+const (
+	// OriginalPodSetsAnnotation holds the pod-set info a running job had
+	// before admission's was injected, to restore on eviction.
+	OriginalPodSetsAnnotation = "sluice.dev/original-pod-sets"
+)
+
+// Reasons of the Workload's Finished condition.
+const (
+	FinishedReasonSucceeded = "Succeeded"
+	FinishedReasonFailed    = "Failed"
+)

@@ -1,0 +1,133 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kueue.x-k8s.io,admissionReviewVersions=v1
+
+// Webhook suspends the Jobs sluice queues as they are created, and rejects
+// queueing labels and annotations that can't work. With the batch/job
+// framework disabled it lets every Job through.
+type Webhook struct {
+	Enabled bool
+	Policy  *integration.Policy
+	// Reader reads LocalQueues and Namespaces (the manager's cache).
+	Reader client.Reader
+	// ClassReader reads WorkloadPriorityClasses (directly: they are few and
+	// read only here and when a Workload is created).
+	ClassReader client.Reader
+}
+
+// SetupWebhook registers both webhooks of batch Jobs.
+func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
+	return ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// Default suspends a queued Job and names the namespace's default
+// LocalQueue on it when that is where it goes.
+func (w *Webhook) Default(ctx context.Context, job *batchv1.Job) error {
+	if !w.Enabled || (&Job{job}).ManagedElsewhere() != "" {
+		return nil
+	}
+	decision, err := w.Policy.Decide(ctx, w.Reader, job)
+	if err != nil || !decision.Managed {
+		return err
+	}
+	if decision.Defaulted {
+		if job.Labels == nil {
+			job.Labels = map[string]string{}
+		}
+		job.Labels[kueue.QueueNameLabel] = decision.QueueName
+	}
+	job.Spec.Suspend = ptr.To(true)
+	return nil
+}
+
+func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1.Job) (admission.Warnings, error) {
+	if !w.Enabled {
+		return nil, nil
+	}
+	errs := validateJob(job)
+	errs = append(errs, w.validatePriorityClass(ctx, job)...)
+	return nil, invalid(job, errs)
+}
+
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldJob, newJob *batchv1.Job) (admission.Warnings, error) {
+	if !w.Enabled {
+		return nil, nil
+	}
+	errs := validateJob(newJob)
+	labels := field.NewPath("metadata", "labels")
+	oldQueue, newQueue := oldJob.Labels[kueue.QueueNameLabel], newJob.Labels[kueue.QueueNameLabel]
+	if oldQueue != newQueue && !ptr.Deref(oldJob.Spec.Suspend, false) {
+		errs = append(errs, field.Forbidden(labels.Key(kueue.QueueNameLabel), "can change only while the Job is suspended"))
+	}
+	annotations := field.NewPath("metadata", "annotations")
+	if oldJob.Annotations[kueue.StandaloneAnnotation] != newJob.Annotations[kueue.StandaloneAnnotation] {
+		errs = append(errs, field.Forbidden(annotations.Key(kueue.StandaloneAnnotation), "is immutable: set it when the Job is created"))
+	}
+	if oldJob.Labels[kueue.PriorityClassLabel] != newJob.Labels[kueue.PriorityClassLabel] {
+		errs = append(errs, w.validatePriorityClass(ctx, newJob)...)
+	}
+	return nil, invalid(newJob, errs)
+}
+
+func (w *Webhook) ValidateDelete(context.Context, *batchv1.Job) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validateJob checks the queueing labels and annotations of a Job.
+func validateJob(job *batchv1.Job) field.ErrorList {
+	var errs field.ErrorList
+	labels := field.NewPath("metadata", "labels")
+	if q, ok := job.Labels[kueue.QueueNameLabel]; ok {
+		for _, msg := range validation.IsDNS1123Subdomain(q) {
+			errs = append(errs, field.Invalid(labels.Key(kueue.QueueNameLabel), q, "must be a LocalQueue name: "+msg))
+		}
+	}
+	if _, err := MinCount(job); err != nil {
+		errs = append(errs, err)
+	}
+	if v, ok := job.Annotations[kueue.StandaloneAnnotation]; ok && v != "true" {
+		errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), v, []string{"true"}))
+	}
+	return errs
+}
+
+func (w *Webhook) validatePriorityClass(ctx context.Context, job *batchv1.Job) field.ErrorList {
+	name, ok := job.Labels[kueue.PriorityClassLabel]
+	if !ok {
+		return nil
+	}
+	path := field.NewPath("metadata", "labels").Key(kueue.PriorityClassLabel)
+	err := w.ClassReader.Get(ctx, client.ObjectKey{Name: name}, &kueue.WorkloadPriorityClass{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return field.ErrorList{field.NotFound(path, fmt.Sprintf("WorkloadPriorityClass %s", name))}
+	case err != nil:
+		return field.ErrorList{field.InternalError(path, fmt.Errorf("reading WorkloadPriorityClass %s: %w", name, err))}
+	}
+	return nil
+}
+
+func invalid(job *batchv1.Job, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(batchv1.SchemeGroupVersion.WithKind("Job").GroupKind(), job.Name, errs)
+}

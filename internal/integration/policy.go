@@ -1,0 +1,105 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// DefaultLocalQueue is the LocalQueue a namespace's unlabelled jobs go to
+// when it exists.
+const DefaultLocalQueue = "default"
+
+// Policy decides which objects sluice queues, and in which LocalQueue.
+type Policy struct {
+	// ManageWithoutQueueName queues objects without a queue-name label in
+	// the namespaces Namespaces selects.
+	ManageWithoutQueueName bool
+	Namespaces             labels.Selector
+	// ParentKinds are the enabled kinds: an object whose controller owner is
+	// one of them is left to its parent, whose Workload counts it.
+	ParentKinds map[schema.GroupKind]bool
+}
+
+// NewPolicy builds a Policy from the configuration's fields.
+func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, kinds []Kind) (*Policy, error) {
+	sel := labels.Everything()
+	if namespaces != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(namespaces); err != nil {
+			return nil, fmt.Errorf("managedJobsNamespaceSelector: %w", err)
+		}
+	}
+	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}}
+	for _, k := range kinds {
+		p.ParentKinds[k.GVK.GroupKind()] = true
+	}
+	return p, nil
+}
+
+// Decision is whether an object is queued, and where.
+type Decision struct {
+	Managed bool
+	// QueueName is the LocalQueue ("" when queued only because of
+	// manageJobsWithoutQueueName: it waits until it is given one).
+	QueueName string
+	// Defaulted is true when the queue is the namespace's default LocalQueue
+	// rather than the object's label.
+	Defaulted bool
+}
+
+// Decide applies the rules in order: an object owned by an enabled kind is
+// its parent's (unless it opts out with kueue.x-k8s.io/standalone); a
+// queue-name label queues it there; otherwise the namespace's LocalQueue
+// "default"; otherwise manageJobsWithoutQueueName in the selected
+// namespaces. reader reads LocalQueues and Namespaces.
+func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
+	if p.ownedByParent(obj) {
+		return Decision{}, nil
+	}
+	if q := obj.GetLabels()[kueue.QueueNameLabel]; q != "" {
+		return Decision{Managed: true, QueueName: q}, nil
+	}
+	lq := &kueue.LocalQueue{}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
+	switch {
+	case err == nil:
+		return Decision{Managed: true, QueueName: DefaultLocalQueue, Defaulted: true}, nil
+	case !apierrors.IsNotFound(err):
+		return Decision{}, fmt.Errorf("looking for LocalQueue %s/%s: %w", obj.GetNamespace(), DefaultLocalQueue, err)
+	}
+	if !p.ManageWithoutQueueName {
+		return Decision{}, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, ns); err != nil {
+		return Decision{}, fmt.Errorf("reading namespace %s: %w", obj.GetNamespace(), err)
+	}
+	return Decision{Managed: p.Namespaces.Matches(labels.Set(ns.Labels))}, nil
+}
+
+func (p *Policy) ownedByParent(obj client.Object) bool {
+	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" {
+		return false
+	}
+	return OwnedByKind(obj, p.ParentKinds)
+}
+
+// OwnedByKind tells whether an object's controller owner is one of kinds. A
+// Workload owned by a job kind keeps its reservation until its job stops.
+func OwnedByKind(obj client.Object, kinds map[schema.GroupKind]bool) bool {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && kinds[schema.GroupKind{Group: gv.Group, Kind: owner.Kind}]
+}

@@ -1,0 +1,494 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Event reasons on jobs, as `kubectl describe` shows them.
+const (
+	EventCreatedWorkload = "CreatedWorkload"
+	EventStarted         = "Started"
+	EventStopped         = "Stopped"
+	EventSuspended       = "Suspended"
+	EventFinished        = "Finished"
+	EventFailedToStart   = "FailedToStart"
+	EventWorkloadInvalid = "InvalidWorkload"
+)
+
+// retryUnresolvable is how long a job whose Workload can't be built (a
+// missing priority class, a prebuilt Workload not there yet) waits before
+// it is looked at again.
+const retryUnresolvable = 30 * time.Second
+
+// Reconciler owns the Workload lifecycle of one kind's jobs: it creates the
+// Workload, starts the job when the Workload is admitted, stops it and
+// gives the quota back on eviction, and finishes the Workload with the job.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads priority classes, which the manager doesn't cache.
+	APIReader client.Reader
+	Kind      Kind
+	Policy    *Policy
+	Recorder  recorder.EventRecorder
+	Clock     clock.Clock
+}
+
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors;localqueues,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloadpriorityclasses,verbs=get
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
+
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		// The cache was behind; the newer version comes back through the watch.
+		return res, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.Kind.NewObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.deleteWorkloads(ctx, req.NamespacedName, "")
+		}
+		return ctrl.Result{}, err
+	}
+	// Workloads of an earlier job of the same name are orphans.
+	if err := r.deleteWorkloads(ctx, req.NamespacedName, obj.GetUID()); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	job := r.Kind.Wrap(obj)
+	if job.ManagedElsewhere() != "" {
+		return ctrl.Result{}, nil
+	}
+	decision, err := r.Policy.Decide(ctx, r.Client, obj)
+	if err != nil || !decision.Managed {
+		return ctrl.Result{}, err
+	}
+	wl, res, err := r.ensureWorkload(ctx, job, decision.QueueName)
+	if wl == nil || err != nil {
+		return res, err
+	}
+	if done, succeeded, message := job.Finished(); done {
+		return ctrl.Result{}, r.finish(ctx, job, wl, succeeded, message)
+	}
+	switch {
+	case workload.IsFinished(wl):
+		// Finished without the job (e.g. deactivated for good): keep it stopped.
+		_, err := r.stopJob(ctx, job, "its Workload is finished")
+		return ctrl.Result{}, err
+	case workload.IsEvicting(wl):
+		return ctrl.Result{}, r.evict(ctx, job, wl)
+	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
+		if job.IsSuspended() {
+			return ctrl.Result{}, r.start(ctx, job, wl)
+		}
+		return ctrl.Result{}, r.syncReclaimable(ctx, job, wl)
+	default:
+		_, err := r.stopJob(ctx, job, fmt.Sprintf("it waits in LocalQueue %q for its Workload %s to be admitted", wl.Spec.QueueName, wl.Name))
+		return ctrl.Result{}, err
+	}
+}
+
+// ensureWorkload finds the job's Workload, or creates it, or brings it in
+// line with a suspended job that changed. It returns nil when there is
+// nothing more to do in this pass.
+func (r *Reconciler) ensureWorkload(ctx context.Context, job Job, queue string) (*kueue.Workload, ctrl.Result, error) {
+	obj := job.Object()
+	if name := prebuiltName(obj); name != "" {
+		return r.adoptPrebuilt(ctx, job, name)
+	}
+	owned, err := r.ownedWorkloads(ctx, obj)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	wl := pickWorkload(owned)
+	for i := range owned {
+		if &owned[i] != wl {
+			if err := r.Client.Delete(ctx, &owned[i]); client.IgnoreNotFound(err) != nil {
+				return nil, ctrl.Result{}, fmt.Errorf("deleting extra Workload %s: %w", owned[i].Name, err)
+			}
+		}
+	}
+	if wl == nil {
+		res, err := r.createWorkload(ctx, job, queue)
+		return nil, res, err
+	}
+	// A running job's spec carries what admission injected; only a
+	// suspended, unmodified job says what its Workload should be.
+	if workload.HasQuotaReservation(wl) || workload.IsFinished(wl) || !job.IsSuspended() || hasOriginals(obj) {
+		return wl, ctrl.Result{}, nil
+	}
+	return wl, ctrl.Result{}, r.syncPendingWorkload(ctx, job, wl, queue)
+}
+
+// pickWorkload chooses among a job's Workloads the one that holds quota,
+// else a finished one, else the first.
+func pickWorkload(owned []kueue.Workload) *kueue.Workload {
+	for _, prefer := range []func(*kueue.Workload) bool{workload.HasQuotaReservation, workload.IsFinished, func(*kueue.Workload) bool { return true }} {
+		for i := range owned {
+			if prefer(&owned[i]) {
+				return &owned[i]
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) (ctrl.Result, error) {
+	obj := job.Object()
+	// A job that runs must not run without quota: stop it first.
+	if stopped, err := r.stopJob(ctx, job, "it waits for its Workload to be created and admitted"); !stopped || err != nil {
+		return ctrl.Result{}, err
+	}
+	wl, err := newWorkload(ctx, r.APIReader, r.Kind, job, queue)
+	if err != nil {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWorkloadInvalid, "CreateWorkload", "Can't build the Workload: %v", err)
+		return ctrl.Result{RequeueAfter: retryUnresolvable}, nil
+	}
+	if err := r.Client.Create(ctx, wl); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, nil
+		}
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWorkloadInvalid, "CreateWorkload", "The API server refused the Workload: %v", err)
+			return ctrl.Result{RequeueAfter: retryUnresolvable}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("creating Workload %s: %w", wl.Name, err)
+	}
+	r.Recorder.Eventf(obj, wl, corev1.EventTypeNormal, EventCreatedWorkload, "CreateWorkload", "Created Workload %s/%s in LocalQueue %q", wl.Namespace, wl.Name, queue)
+	return ctrl.Result{}, nil
+}
+
+// syncPendingWorkload rebuilds a pending Workload's pod sets and queue from
+// its suspended job, in one update.
+func (r *Reconciler) syncPendingWorkload(ctx context.Context, job Job, wl *kueue.Workload, queue string) error {
+	podSets, err := job.PodSets()
+	if err != nil {
+		r.Recorder.Eventf(job.Object(), nil, corev1.EventTypeWarning, EventWorkloadInvalid, "UpdateWorkload", "Can't read the pod sets: %v", err)
+		return nil
+	}
+	if samePodSets(wl.Spec.PodSets, podSets) && string(wl.Spec.QueueName) == queue {
+		return nil
+	}
+	wl.Spec.PodSets = podSets
+	wl.Spec.QueueName = kueue.LocalQueueName(queue)
+	if err := r.Client.Update(ctx, wl); err != nil {
+		return fmt.Errorf("updating Workload %s from its job: %w", wl.Name, err)
+	}
+	return nil
+}
+
+func prebuiltName(obj client.Object) string {
+	if name := obj.GetLabels()[kueue.PrebuiltWorkloadLabel]; name != "" {
+		return name
+	}
+	return obj.GetAnnotations()[kueue.PrebuiltWorkloadLabel]
+}
+
+// adoptPrebuilt uses the Workload the job names: the job waits until it
+// exists, then becomes its controller owner.
+func (r *Reconciler) adoptPrebuilt(ctx context.Context, job Job, name string) (*kueue.Workload, ctrl.Result, error) {
+	obj := job.Object()
+	wl := &kueue.Workload{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, wl); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, ctrl.Result{}, err
+		}
+		_, err := r.stopJob(ctx, job, fmt.Sprintf("its prebuilt Workload %s doesn't exist yet", name))
+		return nil, ctrl.Result{}, err
+	}
+	if owner := metav1.GetControllerOf(wl); owner == nil || owner.UID != obj.GetUID() {
+		if owner != nil {
+			r.Recorder.Eventf(obj, wl, corev1.EventTypeWarning, EventWorkloadInvalid, "AdoptWorkload",
+				"Prebuilt Workload %s is controlled by %s %s", name, owner.Kind, owner.Name)
+			return nil, ctrl.Result{RequeueAfter: retryUnresolvable}, nil
+		}
+		wl.OwnerReferences = append(wl.OwnerReferences, *metav1.NewControllerRef(obj, r.Kind.GVK))
+		if wl.Labels == nil {
+			wl.Labels = map[string]string{}
+		}
+		wl.Labels[kueue.JobUIDLabel] = string(obj.GetUID())
+		if err := r.Client.Update(ctx, wl); err != nil {
+			return nil, ctrl.Result{}, fmt.Errorf("adopting prebuilt Workload %s: %w", name, err)
+		}
+		return nil, ctrl.Result{}, nil
+	}
+	return wl, ctrl.Result{}, nil
+}
+
+// start runs an admitted job with what admission decided, in one update.
+func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) error {
+	obj := job.Object()
+	infos, err := r.podSetInfos(ctx, wl)
+	if err == nil {
+		err = runWithOriginals(job, infos)
+	}
+	if err != nil {
+		r.Recorder.Eventf(obj, wl, corev1.EventTypeWarning, EventFailedToStart, "Start", "Can't start the job with its admission: %v", err)
+		return fmt.Errorf("starting %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return fmt.Errorf("starting %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	r.Recorder.Eventf(obj, wl, corev1.EventTypeNormal, EventStarted, "Start", "Admitted by ClusterQueue %s, %s",
+		wl.Status.Admission.ClusterQueue, describeAssignments(wl.Status.Admission))
+	return nil
+}
+
+// runWithOriginals records the job's originals in an annotation (restoring
+// a stale injection first) and runs it with infos.
+func runWithOriginals(job Job, infos []PodSetInfo) error {
+	obj := job.Object()
+	if stale, err := originalsOf(obj); err != nil {
+		return err
+	} else if stale != nil {
+		job.Restore(stale)
+	}
+	encoded, err := EncodeOriginals(job.Originals())
+	if err != nil {
+		return err
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[OriginalPodSetsAnnotation] = encoded
+	obj.SetAnnotations(annotations)
+	return job.Run(infos)
+}
+
+// podSetInfos is what to inject: the flavors' node labels and tolerations,
+// the admission checks' podSetUpdates, and the podset label.
+func (r *Reconciler) podSetInfos(ctx context.Context, wl *kueue.Workload) ([]PodSetInfo, error) {
+	flavors := map[kueue.ResourceFlavorReference]*kueue.ResourceFlavor{}
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		for _, ref := range psa.Flavors {
+			if _, ok := flavors[ref]; ok {
+				continue
+			}
+			rf := &kueue.ResourceFlavor{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Name: string(ref)}, rf); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue // FromAdmission names the missing flavor
+				}
+				return nil, fmt.Errorf("reading ResourceFlavor %s: %w", ref, err)
+			}
+			flavors[ref] = rf
+		}
+	}
+	var updates []kueue.PodSetUpdate
+	for _, check := range wl.Status.AdmissionChecks {
+		updates = append(updates, check.PodSetUpdates...)
+	}
+	infos, err := FromAdmission(wl.Status.Admission, flavors, updates)
+	if err != nil {
+		return nil, err
+	}
+	for i := range infos {
+		infos[i].Labels = mergeInto(infos[i].Labels, map[string]string{kueue.PodSetLabel: string(infos[i].Name)})
+	}
+	return infos, nil
+}
+
+// evict stops an evicted job, then gives its quota back.
+func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) error {
+	evicted := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+	stopped, err := r.stopJob(ctx, job, fmt.Sprintf("%s: %s", evicted.Reason, evicted.Message))
+	if !stopped || err != nil {
+		return err
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// stopJob suspends a running job, waits until its pods are gone, and
+// restores what admission injected. It reports whether the job is fully
+// stopped; a job's status change brings the reconciler back meanwhile.
+func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, error) {
+	obj := job.Object()
+	if !job.IsSuspended() {
+		job.Suspend()
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return false, fmt.Errorf("suspending %s: %w", client.ObjectKeyFromObject(obj), err)
+		}
+		reason := EventSuspended
+		if hasOriginals(obj) {
+			reason = EventStopped
+		}
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, reason, "Suspend", "sluice suspended the job: %s", why)
+		return false, nil
+	}
+	if job.Active() {
+		return false, nil
+	}
+	originals, err := originalsOf(obj)
+	if err != nil || originals == nil {
+		// Nothing to restore (or unreadable: the template stays as it is).
+		return true, nil
+	}
+	job.Restore(originals)
+	annotations := obj.GetAnnotations()
+	delete(annotations, OriginalPodSetsAnnotation)
+	obj.SetAnnotations(annotations)
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return false, fmt.Errorf("restoring the pod templates of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	return true, nil
+}
+
+// finish marks the Workload Finished as the job ended; its quota is free.
+func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, succeeded bool, message string) error {
+	if workload.IsFinished(wl) {
+		return nil
+	}
+	reason := FinishedReasonSucceeded
+	if !succeeded {
+		reason = FinishedReasonFailed
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(r.Clock.Now()), ObservedGeneration: wl.Generation})
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("finishing Workload %s: %w", wl.Name, err)
+	}
+	r.Recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, EventFinished, "Finish", "Workload %s finished (%s): %s", wl.Name, reason, message)
+	return nil
+}
+
+// syncReclaimable reports the pods that are done for good while the job
+// runs, so their share of quota frees up. The count only grows.
+func (r *Reconciler) syncReclaimable(ctx context.Context, job Job, wl *kueue.Workload) error {
+	want := job.ReclaimablePods()
+	changed := false
+	merged := slices.Clone(wl.Status.ReclaimablePods)
+	for _, rp := range want {
+		i := slices.IndexFunc(merged, func(have kueue.ReclaimablePod) bool { return have.Name == rp.Name })
+		switch {
+		case i < 0 && rp.Count > 0:
+			merged = append(merged, rp)
+			changed = true
+		case i >= 0 && rp.Count > merged[i].Count:
+			merged[i].Count = rp.Count
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	wl.Status.ReclaimablePods = merged
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("updating reclaimablePods of Workload %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// ownedWorkloads are the Workloads the job controls.
+func (r *Reconciler) ownedWorkloads(ctx context.Context, obj client.Object) ([]kueue.Workload, error) {
+	list := &kueue.WorkloadList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
+		client.MatchingFields{IndexWorkloadOwner: ownerKey(r.Kind, obj.GetName())}); err != nil {
+		return nil, fmt.Errorf("listing the Workloads of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	var owned []kueue.Workload
+	for _, wl := range list.Items {
+		if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == obj.GetUID() {
+			owned = append(owned, wl)
+		}
+	}
+	return owned, nil
+}
+
+// deleteWorkloads deletes the Workloads controlled by a job of this name
+// other than the one with keepUID: the garbage collector would too, but
+// sluice must not count their quota until it gets there (nor where it
+// doesn't run).
+func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedName, keepUID types.UID) error {
+	list := &kueue.WorkloadList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace),
+		client.MatchingFields{IndexWorkloadOwner: ownerKey(r.Kind, job.Name)}); err != nil {
+		return fmt.Errorf("listing the Workloads of %s: %w", job, err)
+	}
+	for i := range list.Items {
+		wl := &list.Items[i]
+		if owner := metav1.GetControllerOf(wl); owner == nil || owner.UID == keepUID || !wl.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting orphaned Workload %s: %w", wl.Name, err)
+		}
+	}
+	return nil
+}
+
+func hasOriginals(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[OriginalPodSetsAnnotation]
+	return ok
+}
+
+func originalsOf(obj client.Object) ([]PodSetInfo, error) {
+	value, ok := obj.GetAnnotations()[OriginalPodSetsAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	return DecodeOriginals(value)
+}
+
+// describeAssignments renders "podSet main: 3 pods, cpu=on-demand, memory=on-demand".
+func describeAssignments(adm *kueue.Admission) string {
+	parts := make([]string, 0, len(adm.PodSetAssignments))
+	for _, psa := range adm.PodSetAssignments {
+		var flavors []string
+		for _, name := range slices.Sorted(maps.Keys(psa.Flavors)) {
+			flavors = append(flavors, fmt.Sprintf("%s=%s", name, psa.Flavors[name]))
+		}
+		count := ""
+		if psa.Count != nil {
+			count = fmt.Sprintf("%d pods, ", *psa.Count)
+		}
+		parts = append(parts, fmt.Sprintf("podSet %s: %sflavors %s", psa.Name, count, strings.Join(flavors, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// SetupWithManager watches the kind's objects and the Workloads they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(r.Kind.NewObject()).
+		Owns(&kueue.Workload{}).
+		Named(strings.ReplaceAll(r.Kind.Framework, "/", "-")).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+}

@@ -1,0 +1,101 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/priority"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// newWorkload builds the Workload of a job: named per the contract, owned by
+// the job, with its pod sets, queue, priority and execution limit.
+func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, queue string) (*kueue.Workload, error) {
+	obj := job.Object()
+	podSets, err := job.PodSets()
+	if err != nil {
+		return nil, err
+	}
+	wl := &kueue.Workload{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      WorkloadName(kind.GVK, obj.GetName(), obj.GetUID()),
+			Namespace: obj.GetNamespace(),
+			Labels:    map[string]string{kueue.JobUIDLabel: string(obj.GetUID())},
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(obj, kind.GVK),
+			},
+		},
+		Spec: kueue.WorkloadSpec{PodSets: podSets, QueueName: kueue.LocalQueueName(queue)},
+	}
+	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" {
+		wl.Labels[kueue.StandaloneAnnotation] = "true"
+	}
+	if err := setPriority(ctx, reader, wl, obj); err != nil {
+		return nil, err
+	}
+	if v, ok := obj.GetLabels()[kueue.MaxExecTimeSecondsLabel]; ok {
+		seconds, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || seconds <= 0 {
+			return nil, fmt.Errorf("label %s=%q: must be a positive integer", kueue.MaxExecTimeSecondsLabel, v)
+		}
+		limit := int32(seconds)
+		wl.Spec.MaximumExecutionTimeSeconds = &limit
+	}
+	return wl, nil
+}
+
+// setPriority resolves the job's kueue.x-k8s.io/priority-class label (a
+// WorkloadPriorityClass), or else its pods' priorityClassName.
+func setPriority(ctx context.Context, reader client.Reader, wl *kueue.Workload, obj client.Object) error {
+	var ref *kueue.PriorityClassRef
+	if name := obj.GetLabels()[kueue.PriorityClassLabel]; name != "" {
+		ref = &kueue.PriorityClassRef{Kind: kueue.WorkloadPriorityClassKind, Name: name}
+	} else {
+		for _, ps := range wl.Spec.PodSets {
+			if name := ps.Template.Spec.PriorityClassName; name != "" {
+				ref = &kueue.PriorityClassRef{Kind: kueue.PodPriorityClassKind, Name: name}
+				break
+			}
+		}
+	}
+	if ref == nil {
+		return nil
+	}
+	value, err := priority.ClassValue(ctx, reader, ref)
+	if err != nil {
+		return err
+	}
+	wl.Spec.PriorityClassRef = ref
+	wl.Spec.Priority = &value
+	return nil
+}
+
+// samePodSets tells whether a Workload's pod sets still describe the job's:
+// the same names and counts, the same requests per pod, and the same
+// scheduling constraints (what admission looks at). Templates are not
+// compared whole, so that API defaulting can't make them differ forever.
+func samePodSets(have, want []kueue.PodSet) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for i := range have {
+		a, b := &have[i], &want[i]
+		if a.Name != b.Name || a.Count != b.Count || !apiequality.Semantic.DeepEqual(a.MinCount, b.MinCount) {
+			return false
+		}
+		sa, sb := &a.Template.Spec, &b.Template.Spec
+		if !apiequality.Semantic.DeepEqual(workload.PodRequests(sa), workload.PodRequests(sb)) ||
+			!apiequality.Semantic.DeepEqual(sa.NodeSelector, sb.NodeSelector) ||
+			!apiequality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) ||
+			!apiequality.Semantic.DeepEqual(sa.Affinity, sb.Affinity) {
+			return false
+		}
+	}
+	return true
+}

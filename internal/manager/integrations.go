@@ -1,0 +1,81 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/job"
+)
+
+// implementedKinds are the job kinds sluice drives; other frameworks of
+// the configuration are accepted and not driven yet.
+var implementedKinds = []integration.Kind{job.Kind}
+
+// integrations is the job framework as the configuration enables it.
+type integrations struct {
+	kinds  []integration.Kind
+	policy *integration.Policy
+	// enabled by framework name, for the webhooks that are always served.
+	enabled map[string]bool
+}
+
+func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
+	in := &integrations{enabled: map[string]bool{}}
+	for _, k := range implementedKinds {
+		if slices.Contains(cfg.Integrations.Frameworks, k.Framework) {
+			in.kinds = append(in.kinds, k)
+			in.enabled[k.Framework] = true
+		}
+	}
+	policy, err := integration.NewPolicy(cfg.ManageJobsWithoutQueueName, cfg.ManagedJobsNamespaceSelector, in.kinds)
+	if err != nil {
+		return nil, err
+	}
+	in.policy = policy
+	return in, nil
+}
+
+// stopsFirst: the Workloads of enabled kinds keep their reservation until
+// their job stopped.
+func (in *integrations) stopsFirst(wl *kueue.Workload) bool {
+	return integration.OwnedByKind(wl, in.policy.ParentKinds)
+}
+
+func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
+	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	for _, k := range in.kinds {
+		r := &integration.Reconciler{
+			Client:    mgr.GetClient(),
+			APIReader: mgr.GetAPIReader(),
+			Kind:      k,
+			Policy:    in.policy,
+			Recorder:  mgr.GetEventRecorder("sluice-" + k.GVK.Kind + "-controller"),
+			Clock:     clock.RealClock{},
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the %s integration: %w", k.Framework, err)
+		}
+	}
+	return nil
+}
+
+// setupWebhooks serves every kind's webhooks, enabled or not: the webhook
+// configuration is static, so a disabled kind's webhook must answer and let
+// everything through.
+func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
+	return job.SetupWebhook(mgr, &job.Webhook{
+		Enabled:     in.enabled[configapi.FrameworkBatchJob],
+		Policy:      in.policy,
+		Reader:      mgr.GetClient(),
+		ClassReader: mgr.GetAPIReader(),
+	})
+}
