@@ -42,6 +42,7 @@ type Kind struct {
 	Framework string
 	GVK       schema.GroupVersionKind
 	NewObject func() client.Object
+	NewList   func() client.ObjectList
 	Wrap      func(client.Object) Job
 }
 

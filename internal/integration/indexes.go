@@ -16,8 +16,23 @@ import (
 // orphans) without listing everything.
 const IndexWorkloadOwner = "metadata.ownerReferences.controller"
 
-// SetupIndexes registers the framework's field index.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+// IndexPrebuiltWorkload indexes jobs by the prebuilt Workload they name,
+// so that a Workload created (or seen) after its job starts it.
+const IndexPrebuiltWorkload = "prebuiltWorkloadName"
+
+// SetupIndexes registers the framework's field indexes, for the kinds given.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer, kinds []Kind) error {
+	for _, k := range kinds {
+		err := indexer.IndexField(ctx, k.NewObject(), IndexPrebuiltWorkload, func(o client.Object) []string {
+			if name := prebuiltName(o); name != "" {
+				return []string{name}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("indexing %s by prebuilt Workload: %w", k.GVK.Kind, err)
+		}
+	}
 	err := indexer.IndexField(ctx, &kueue.Workload{}, IndexWorkloadOwner, func(o client.Object) []string {
 		owner := metav1.GetControllerOf(o)
 		if owner == nil {

@@ -12,12 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -76,12 +79,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
+	// A job being deleted gives its quota back at once, whatever the
+	// propagation policy (batch Jobs orphan their dependents by default).
 	// Workloads of an earlier job of the same name are orphans.
-	if err := r.deleteWorkloads(ctx, req.NamespacedName, obj.GetUID()); err != nil {
-		return ctrl.Result{}, err
-	}
+	keep := obj.GetUID()
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, nil
+		keep = ""
+	}
+	if err := r.deleteWorkloads(ctx, req.NamespacedName, keep); err != nil || keep == "" {
+		return ctrl.Result{}, err
 	}
 	job := r.Kind.Wrap(obj)
 	if job.ManagedElsewhere() != "" {
@@ -169,6 +175,7 @@ func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) 
 	}
 	wl, err := newWorkload(ctx, r.APIReader, r.Kind, job, queue)
 	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("can't build the Workload", "error", err.Error())
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWorkloadInvalid, "CreateWorkload", "Can't build the Workload: %v", err)
 		return ctrl.Result{RequeueAfter: retryUnresolvable}, nil
 	}
@@ -453,6 +460,27 @@ func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedNa
 	return nil
 }
 
+// jobsNaming maps a Workload without a controller to the jobs that name it
+// as their prebuilt Workload.
+func (r *Reconciler) jobsNaming(ctx context.Context, o client.Object) []reconcile.Request {
+	if metav1.GetControllerOf(o) != nil {
+		return nil
+	}
+	list := r.Kind.NewList()
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexPrebuiltWorkload: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the jobs that name a prebuilt Workload", "workload", o.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(item runtime.Object) error {
+		if obj, ok := item.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+		return nil
+	})
+	return reqs
+}
+
 func hasOriginals(obj client.Object) bool {
 	_, ok := obj.GetAnnotations()[OriginalPodSetsAnnotation]
 	return ok
@@ -483,11 +511,13 @@ func describeAssignments(adm *kueue.Admission) string {
 	return strings.Join(parts, "; ")
 }
 
-// SetupWithManager watches the kind's objects and the Workloads they own.
+// SetupWithManager watches the kind's objects, the Workloads they own, and
+// the Workloads jobs name as prebuilt before owning them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewObject()).
 		Owns(&kueue.Workload{}).
+		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobsNaming)).
 		Named(strings.ReplaceAll(r.Kind.Framework, "/", "-")).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)

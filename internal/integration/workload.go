@@ -55,11 +55,11 @@ func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, 
 func setPriority(ctx context.Context, reader client.Reader, wl *kueue.Workload, obj client.Object) error {
 	var ref *kueue.PriorityClassRef
 	if name := obj.GetLabels()[kueue.PriorityClassLabel]; name != "" {
-		ref = &kueue.PriorityClassRef{Kind: kueue.WorkloadPriorityClassKind, Name: name}
+		ref = &kueue.PriorityClassRef{Group: kueue.WorkloadPriorityClassGroup, Kind: kueue.WorkloadPriorityClassKind, Name: name}
 	} else {
 		for _, ps := range wl.Spec.PodSets {
 			if name := ps.Template.Spec.PriorityClassName; name != "" {
-				ref = &kueue.PriorityClassRef{Kind: kueue.PodPriorityClassKind, Name: name}
+				ref = &kueue.PriorityClassRef{Group: kueue.PodPriorityClassGroup, Kind: kueue.PodPriorityClassKind, Name: name}
 				break
 			}
 		}

@@ -49,7 +49,7 @@ func (in *integrations) stopsFirst(wl *kueue.Workload) bool {
 }
 
 func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
-	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer(), in.kinds); err != nil {
 		return err
 	}
 	for _, k := range in.kinds {

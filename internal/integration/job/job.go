@@ -22,6 +22,7 @@ var Kind = integration.Kind{
 	Framework: configapi.FrameworkBatchJob,
 	GVK:       batchv1.SchemeGroupVersion.WithKind("Job"),
 	NewObject: func() client.Object { return &batchv1.Job{} },
+	NewList:   func() client.ObjectList { return &batchv1.JobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*batchv1.Job)} },
 }
 
