@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
+)
+
+var jobKind = Kind{Framework: "batch/job", GVK: batchv1.SchemeGroupVersion.WithKind("Job")}
+
+func TestDecide(t *testing.T) {
+	objects := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"kubernetes.io/metadata.name": "team-a"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", Labels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "with-default", Labels: map[string]string{"kubernetes.io/metadata.name": "with-default"}}},
+		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "with-default", Name: "default"}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objects...).Build()
+	notSystem := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "sluice-system"}}}}
+	job := func(ns string, labels map[string]string, owner *metav1.OwnerReference, annotations map[string]string) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", Labels: labels, Annotations: annotations}}
+		if owner != nil {
+			j.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		return j
+	}
+	queue := map[string]string{kueue.QueueNameLabel: "lq"}
+	parentJob := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "p", UID: "p", Controller: ptr.To(true)}
+	cases := []struct {
+		name         string
+		withoutQueue bool
+		obj          *batchv1.Job
+		want         Decision
+	}{
+		{"queue-name label", false, job("team-a", queue, nil, nil), Decision{Managed: true, QueueName: "lq"}},
+		{"no label, no default queue", false, job("team-a", nil, nil, nil), Decision{}},
+		{"no label, default LocalQueue", false, job("with-default", nil, nil, nil), Decision{Managed: true, QueueName: "default", Defaulted: true}},
+		{"manageJobsWithoutQueueName in a selected namespace", true, job("team-a", nil, nil, nil), Decision{Managed: true}},
+		{"manageJobsWithoutQueueName never in kube-system", true, job("kube-system", nil, nil, nil), Decision{}},
+		{"owned by an enabled kind", false, job("team-a", queue, parentJob, nil), Decision{}},
+		{"owned by an enabled kind, standalone", false, job("team-a", queue, parentJob, map[string]string{kueue.StandaloneAnnotation: "true"}), Decision{Managed: true, QueueName: "lq"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPolicy(tc.withoutQueue, notSystem, []Kind{jobKind})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Decide(context.Background(), reader, tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("Decide = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnedByKind(t *testing.T) {
+	kinds := map[schema.GroupKind]bool{{Group: "batch", Kind: "Job"}: true}
+	wl := &kueue.Workload{}
+	if OwnedByKind(wl, kinds) {
+		t.Error("a Workload without owner is owned by a kind")
+	}
+	wl.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j", UID: "u", Controller: ptr.To(true)}}
+	if !OwnedByKind(wl, kinds) {
+		t.Error("a Job's Workload is not owned by the Job kind")
+	}
+	wl.OwnerReferences[0].Controller = nil
+	if OwnedByKind(wl, kinds) {
+		t.Error("a non-controller owner counts")
+	}
+}
+
+func TestSamePodSets(t *testing.T) {
+	base := func() []kueue.PodSet {
+		return []kueue.PodSet{{Name: "main", Count: 2, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: mustQuantity("1")}}}},
+		}}}}
+	}
+	cases := []struct {
+		name   string
+		modify func(ps *kueue.PodSet)
+		same   bool
+	}{
+		{"identical", func(*kueue.PodSet) {}, true},
+		{"defaulting-only differences", func(ps *kueue.PodSet) {
+			ps.Template.Spec.Containers[0].TerminationMessagePath = "/dev/termination-log"
+			ps.Template.Spec.DNSPolicy = corev1.DNSClusterFirst
+		}, true},
+		{"count", func(ps *kueue.PodSet) { ps.Count = 3 }, false},
+		{"minCount", func(ps *kueue.PodSet) { ps.MinCount = ptr.To(int32(1)) }, false},
+		{"requests", func(ps *kueue.PodSet) {
+			ps.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = mustQuantity("500m")
+		}, false},
+		{"nodeSelector", func(ps *kueue.PodSet) { ps.Template.Spec.NodeSelector = map[string]string{"a": "b"} }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := base()
+			tc.modify(&want[0])
+			if got := samePodSets(base(), want); got != tc.same {
+				t.Errorf("samePodSets = %v, want %v", got, tc.same)
+			}
+		})
+	}
+}
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
