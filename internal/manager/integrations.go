@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,7 +59,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 			APIReader: mgr.GetAPIReader(),
 			Kind:      k,
 			Policy:    in.policy,
-			Recorder:  mgr.GetEventRecorder("sluice-" + k.GVK.Kind + "-controller"),
+			Recorder:  mgr.GetEventRecorder("sluice-" + strings.ToLower(k.GVK.Kind) + "-controller"),
 			Clock:     clock.RealClock{},
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
