@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,24 +19,10 @@ import (
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
-var seq atomic.Int32
-
-// unique makes a name no other test uses.
-func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
-
-func mustCreate(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := cluster.Client.Create(context.Background(), obj); err != nil {
-			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-		}
-	}
-}
-
 func namespace(t *testing.T, labels map[string]string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unique("ns"), Labels: labels}}
-	mustCreate(t, ns)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("ns"), Labels: labels}}
+	cluster.MustCreate(t, ns)
 	return ns.Name
 }
 

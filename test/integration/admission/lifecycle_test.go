@@ -33,21 +33,21 @@ func waitEvicted(t *testing.T, wl *kueue.Workload, reason string, requeued bool)
 // too long.
 func TestStopPolicies(t *testing.T) {
 	setup := func(t *testing.T) (string, *kueue.ClusterQueue, *kueue.LocalQueue) {
-		ns, rf, cqName := namespace(t, nil), unique("rf"), unique("cq")
+		ns, rf, cqName := namespace(t, nil), cluster.Unique("rf"), cluster.Unique("cq")
 		cq := clusterQueue(cqName, "", fq{flavor: rf, nominal: "4"})
 		lq := localQueue(ns, "lq", cqName)
-		mustCreate(t, flavor(rf, nil), cq, lq)
+		cluster.MustCreate(t, flavor(rf, nil), cq, lq)
 		return ns, cq, lq
 	}
 
 	t.Run("ClusterQueue Hold keeps admitted, admits nothing new", func(t *testing.T) {
 		ns, cq, _ := setup(t)
 		running := newWorkload(ns, "running", "lq", 0, 1, "1")
-		mustCreate(t, running)
+		cluster.MustCreate(t, running)
 		waitAdmitted(t, running)
 		update(t, cq, func() { cq.Spec.StopPolicy = ptr.To(kueue.StopPolicyHold) })
 		waiting := newWorkload(ns, "waiting", "lq", 0, 1, "1")
-		mustCreate(t, waiting)
+		cluster.MustCreate(t, waiting)
 		waitPending(t, waiting, kueue.ReasonPending, "is inactive", "stopPolicy is Hold")
 		if !reserved(get(t, running)) {
 			t.Fatal("Hold evicted an admitted workload")
@@ -59,7 +59,7 @@ func TestStopPolicies(t *testing.T) {
 	t.Run("ClusterQueue HoldAndDrain evicts", func(t *testing.T) {
 		ns, cq, _ := setup(t)
 		running := newWorkload(ns, "running", "lq", 0, 1, "1")
-		mustCreate(t, running)
+		cluster.MustCreate(t, running)
 		waitAdmitted(t, running)
 		update(t, cq, func() { cq.Spec.StopPolicy = ptr.To(kueue.StopPolicyHoldAndDrain) })
 		waitEvicted(t, running, kueue.EvictedByClusterQueueStopped, true)
@@ -71,7 +71,7 @@ func TestStopPolicies(t *testing.T) {
 	t.Run("LocalQueue HoldAndDrain evicts", func(t *testing.T) {
 		ns, _, lq := setup(t)
 		running := newWorkload(ns, "running", "lq", 0, 1, "1")
-		mustCreate(t, running)
+		cluster.MustCreate(t, running)
 		waitAdmitted(t, running)
 		update(t, lq, func() { lq.Spec.StopPolicy = ptr.To(kueue.StopPolicyHoldAndDrain) })
 		waitEvicted(t, running, kueue.EvictedByLocalQueueStopped, true)
@@ -83,13 +83,13 @@ func TestStopPolicies(t *testing.T) {
 	t.Run("active=false evicts and keeps out", func(t *testing.T) {
 		ns, _, _ := setup(t)
 		wl := newWorkload(ns, "wl", "lq", 0, 4, "1")
-		mustCreate(t, wl)
+		cluster.MustCreate(t, wl)
 		waitAdmitted(t, wl)
 		update(t, wl, func() { wl.Spec.Active = ptr.To(false) })
 		waitEvicted(t, wl, kueue.EvictedByDeactivation, false)
 		// Its quota is free for others, and it stays out.
 		other := newWorkload(ns, "other", "lq", 0, 4, "1")
-		mustCreate(t, other)
+		cluster.MustCreate(t, other)
 		waitAdmitted(t, other)
 		finish(t, other)
 		probe(t)
@@ -104,7 +104,7 @@ func TestStopPolicies(t *testing.T) {
 		ns, _, _ := setup(t)
 		wl := newWorkload(ns, "wl", "lq", 0, 1, "1")
 		wl.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](1)
-		mustCreate(t, wl)
+		cluster.MustCreate(t, wl)
 		// Admitted for a second only: the eviction (and the time it ran,
 		// checked below) proves the admission without racing to see it.
 		waitEvicted(t, wl, kueue.EvictedByMaximumExecutionTime, false)
@@ -120,21 +120,21 @@ func TestStopPolicies(t *testing.T) {
 
 // Acceptance 10: pending reasons and messages, never rewritten unchanged.
 func TestPendingReasons(t *testing.T) {
-	ns, rf, cqName := namespace(t, nil), unique("rf"), unique("cq")
-	mustCreate(t, flavor(rf, nil), clusterQueue(cqName, "", fq{flavor: rf, nominal: "4"}), localQueue(ns, "lq", cqName))
+	ns, rf, cqName := namespace(t, nil), cluster.Unique("rf"), cluster.Unique("cq")
+	cluster.MustCreate(t, flavor(rf, nil), clusterQueue(cqName, "", fq{flavor: rf, nominal: "4"}), localQueue(ns, "lq", cqName))
 
 	noQueue := newWorkload(ns, "no-queue", "missing", 0, 1, "1")
 	gpu := newWorkload(ns, "gpu", "lq", 0, 1, "1")
 	gpu.Spec.PodSets[0].Template.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = *ptr.To(quantity("1"))
 	huge := newWorkload(ns, "huge", "lq", 0, 5, "1")
 	filler := newWorkload(ns, "filler", "lq", 0, 4, "1")
-	mustCreate(t, noQueue, gpu, huge, filler)
+	cluster.MustCreate(t, noQueue, gpu, huge, filler)
 	waitAdmitted(t, filler)
 	waitPending(t, noQueue, kueue.ReasonPending, "LocalQueue missing doesn't exist in namespace "+ns)
 	waitPending(t, gpu, kueue.ReasonNoMatchingFlavor, "resource nvidia.com/gpu is not covered by ClusterQueue "+cqName)
 	waitPending(t, huge, kueue.ReasonExceedsMaxQuota, "requests 5 of cpu in flavor "+rf+" exceed the most ClusterQueue "+cqName+" can get (4)")
 	waiting := newWorkload(ns, "waiting", "lq", 0, 1, "1")
-	mustCreate(t, waiting)
+	cluster.MustCreate(t, waiting)
 	before := waitPending(t, waiting, kueue.ReasonWaitingForQuota,
 		"insufficient quota for cpu in flavor "+rf+": requests 1, available 0 of nominal 4, 4 in use, cohort can lend 0")
 
@@ -142,7 +142,7 @@ func TestPendingReasons(t *testing.T) {
 	// the workload is not written again.
 	for i := range 5 {
 		more := newWorkload(ns, fmt.Sprintf("more-%d", i), "lq", 0, 1, "1")
-		mustCreate(t, more)
+		cluster.MustCreate(t, more)
 		waitPending(t, more, kueue.ReasonWaitingForQuota)
 		probe(t)
 	}

@@ -28,9 +28,9 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 		creators  = 16
 	)
 	rng := rand.New(rand.NewPCG(7, 11)) // seeded: the same sizes every run
-	ns, rf := namespace(t, nil), unique("rf")
-	mustCreate(t, flavor(rf, nil))
-	cohorts := []string{unique("cohort"), unique("cohort")}
+	ns, rf := namespace(t, nil), cluster.Unique("rf")
+	cluster.MustCreate(t, flavor(rf, nil))
+	cohorts := []string{cluster.Unique("cohort"), cluster.Unique("cohort")}
 	for i := range queues {
 		q := fq{flavor: rf, nominal: fmt.Sprint(4 + rng.IntN(8))}
 		switch i % 3 {
@@ -40,7 +40,7 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 			q.lending = ptr.To("2")
 		}
 		name := fmt.Sprintf("load-%d", i)
-		mustCreate(t, clusterQueue(name, cohorts[i%2], q), localQueue(ns, name, name))
+		cluster.MustCreate(t, clusterQueue(name, cohorts[i%2], q), localQueue(ns, name, name))
 	}
 	var all []*kueue.Workload
 	for i := range workloads {

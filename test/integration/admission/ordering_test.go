@@ -13,19 +13,19 @@ import (
 // first; equal priority keeps creation order (not name order).
 func TestOrderByPriorityThenCreation(t *testing.T) {
 	ns := namespace(t, nil)
-	rf, cqName := unique("rf"), unique("cq")
+	rf, cqName := cluster.Unique("rf"), cluster.Unique("cq")
 	cq := clusterQueue(cqName, "", fq{flavor: rf, nominal: "1"})
 	cq.Spec.StopPolicy = ptr.To(kueue.StopPolicyHold) // collect first, then admit
-	mustCreate(t, flavor(rf, nil), cq, localQueue(ns, "lq", cqName))
+	cluster.MustCreate(t, flavor(rf, nil), cq, localQueue(ns, "lq", cqName))
 
 	// Names sort opposite to creation order.
 	first := newWorkload(ns, "z-first", "lq", 0, 1, "1")
-	mustCreate(t, first)
+	cluster.MustCreate(t, first)
 	nextSecond(t, first)
 	second := newWorkload(ns, "y-second", "lq", 0, 1, "1")
-	mustCreate(t, second)
+	cluster.MustCreate(t, second)
 	urgent := newWorkload(ns, "x-urgent", "lq", 100, 1, "1")
-	mustCreate(t, urgent)
+	cluster.MustCreate(t, urgent)
 	all := []*kueue.Workload{first, second, urgent}
 	for _, wl := range all {
 		waitPending(t, wl, kueue.ReasonPending, "stopPolicy")
@@ -48,19 +48,19 @@ func TestQueueingStrategies(t *testing.T) {
 	for _, strategy := range []kueue.QueueingStrategy{kueue.StrictFIFO, kueue.BestEffortFIFO} {
 		t.Run(string(strategy), func(t *testing.T) {
 			ns := namespace(t, nil)
-			rf, cqName := unique("rf"), unique("cq")
+			rf, cqName := cluster.Unique("rf"), cluster.Unique("cq")
 			cq := clusterQueue(cqName, "", fq{flavor: rf, nominal: "4"})
 			cq.Spec.QueueingStrategy = strategy
-			mustCreate(t, flavor(rf, nil), cq, localQueue(ns, "lq", cqName))
+			cluster.MustCreate(t, flavor(rf, nil), cq, localQueue(ns, "lq", cqName))
 
 			filler := newWorkload(ns, "filler", "lq", 0, 2, "1")
-			mustCreate(t, filler)
+			cluster.MustCreate(t, filler)
 			waitAdmitted(t, filler)
 			head := newWorkload(ns, "head", "lq", 0, 4, "1")
-			mustCreate(t, head)
+			cluster.MustCreate(t, head)
 			nextSecond(t, head)
 			small := newWorkload(ns, "small", "lq", 0, 1, "1")
-			mustCreate(t, small)
+			cluster.MustCreate(t, small)
 			waitPending(t, head, kueue.ReasonWaitingForQuota, "requests 4, available 2 of nominal 4, 2 in use")
 
 			if strategy == kueue.BestEffortFIFO {
@@ -93,9 +93,9 @@ func TestQueueingStrategies(t *testing.T) {
 func probe(t *testing.T) {
 	t.Helper()
 	ns := namespace(t, nil)
-	rf, cq := unique("rf"), unique("cq")
-	mustCreate(t, flavor(rf, nil), clusterQueue(cq, "", fq{flavor: rf, nominal: "1"}), localQueue(ns, "lq", cq))
+	rf, cq := cluster.Unique("rf"), cluster.Unique("cq")
+	cluster.MustCreate(t, flavor(rf, nil), clusterQueue(cq, "", fq{flavor: rf, nominal: "1"}), localQueue(ns, "lq", cq))
 	wl := newWorkload(ns, "probe", "lq", 0, 1, "1")
-	mustCreate(t, wl)
+	cluster.MustCreate(t, wl)
 	waitAdmitted(t, wl)
 }

@@ -15,9 +15,9 @@ import (
 // created, and stays when the class changes later.
 func TestPriorityResolvedAtCreation(t *testing.T) {
 	ns := namespace(t, nil)
-	wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: unique("wpc")}, Value: 500}
-	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: unique("pc")}, Value: 70}
-	mustCreate(t, wpc, pc)
+	wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("wpc")}, Value: 500}
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("pc")}, Value: 70}
+	cluster.MustCreate(t, wpc, pc)
 
 	fromWPC := newWorkload(ns, "from-wpc", "lq", 0, 1, "1")
 	fromWPC.Spec.Priority = nil
@@ -27,7 +27,7 @@ func TestPriorityResolvedAtCreation(t *testing.T) {
 	fromPC.Spec.PriorityClassRef = &kueue.PriorityClassRef{Group: kueue.PodPriorityClassGroup, Kind: kueue.PodPriorityClassKind, Name: pc.Name}
 	explicit := newWorkload(ns, "explicit", "lq", 7, 1, "1")
 	explicit.Spec.PriorityClassRef = fromWPC.Spec.PriorityClassRef
-	mustCreate(t, fromWPC, fromPC, explicit)
+	cluster.MustCreate(t, fromWPC, fromPC, explicit)
 	for wl, want := range map[*kueue.Workload]int32{fromWPC: 500, fromPC: 70, explicit: 7} {
 		if got := get(t, wl).Spec.Priority; got == nil || *got != want {
 			t.Errorf("%s: priority %v, want %d", wl.Name, got, want)

@@ -20,8 +20,8 @@ import (
 func TestNamespaceSelector(t *testing.T) {
 	teamA := namespace(t, map[string]string{"team": "a"})
 	teamB := namespace(t, map[string]string{"team": "b"})
-	rf := unique("rf")
-	mustCreate(t, flavor(rf, nil))
+	rf := cluster.Unique("rf")
+	cluster.MustCreate(t, flavor(rf, nil))
 	cases := []struct {
 		name     string
 		selector *metav1.LabelSelector
@@ -33,15 +33,15 @@ func TestNamespaceSelector(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cqName := unique("cq")
+			cqName := cluster.Unique("cq")
 			cq := clusterQueue(cqName, "", fq{flavor: rf, nominal: "10"})
 			cq.Spec.NamespaceSelector = tc.selector
-			mustCreate(t, cq)
+			cluster.MustCreate(t, cq)
 			for ns, want := range tc.admitted {
-				lq := unique("lq")
-				mustCreate(t, localQueue(ns, lq, cqName))
-				wl := newWorkload(ns, unique("wl"), lq, 0, 1, "1")
-				mustCreate(t, wl)
+				lq := cluster.Unique("lq")
+				cluster.MustCreate(t, localQueue(ns, lq, cqName))
+				wl := newWorkload(ns, cluster.Unique("wl"), lq, 0, 1, "1")
+				cluster.MustCreate(t, wl)
 				if want {
 					waitAdmitted(t, wl)
 				} else {
@@ -56,22 +56,22 @@ func TestNamespaceSelector(t *testing.T) {
 // borrowingLimit; a lendingLimit keeps quota back; a two-level cohort tree
 // with a pool on the parent cohort.
 func TestBorrowingAndLending(t *testing.T) {
-	rf := unique("rf")
-	mustCreate(t, flavor(rf, nil))
+	rf := cluster.Unique("rf")
+	cluster.MustCreate(t, flavor(rf, nil))
 
 	t.Run("borrowing limit", func(t *testing.T) {
-		ns, cohort := namespace(t, nil), unique("cohort")
-		borrower, lender := unique("cq"), unique("cq")
-		mustCreate(t, clusterQueue(borrower, cohort, fq{flavor: rf, nominal: "4", borrowing: ptr.To("2")}),
+		ns, cohort := namespace(t, nil), cluster.Unique("cohort")
+		borrower, lender := cluster.Unique("cq"), cluster.Unique("cq")
+		cluster.MustCreate(t, clusterQueue(borrower, cohort, fq{flavor: rf, nominal: "4", borrowing: ptr.To("2")}),
 			clusterQueue(lender, cohort, fq{flavor: rf, nominal: "10"}), localQueue(ns, "lq", borrower))
 		var wls []*kueue.Workload
 		for i := range 3 {
 			wls = append(wls, newWorkload(ns, fmt.Sprintf("w%d", i), "lq", 0, 2, "1"))
 		}
-		mustCreate(t, wls[0], wls[1], wls[2])
+		cluster.MustCreate(t, wls[0], wls[1], wls[2])
 		waitAdmitted(t, wls...)
 		over := newWorkload(ns, "over", "lq", 0, 1, "1")
-		mustCreate(t, over)
+		cluster.MustCreate(t, over)
 		waitPending(t, over, kueue.ReasonWaitingForQuota, "requests 1, available 0 of nominal 4, 6 in use")
 		cq := &kueue.ClusterQueue{}
 		framework.Eventually(t, "the queue status to show 2 borrowed", func(ctx context.Context) (bool, error) {
@@ -88,33 +88,33 @@ func TestBorrowingAndLending(t *testing.T) {
 	})
 
 	t.Run("lending limit", func(t *testing.T) {
-		ns, cohort := namespace(t, nil), unique("cohort")
-		keeper, other := unique("cq"), unique("cq")
-		mustCreate(t, clusterQueue(keeper, cohort, fq{flavor: rf, nominal: "6", lending: ptr.To("2")}),
+		ns, cohort := namespace(t, nil), cluster.Unique("cohort")
+		keeper, other := cluster.Unique("cq"), cluster.Unique("cq")
+		cluster.MustCreate(t, clusterQueue(keeper, cohort, fq{flavor: rf, nominal: "6", lending: ptr.To("2")}),
 			clusterQueue(other, cohort, fq{flavor: rf, nominal: "0"}), localQueue(ns, "lq", other))
 		fits := newWorkload(ns, "fits", "lq", 0, 2, "1")
-		mustCreate(t, fits)
+		cluster.MustCreate(t, fits)
 		waitAdmitted(t, fits)
 		kept := newWorkload(ns, "kept", "lq", 0, 1, "1")
-		mustCreate(t, kept)
+		cluster.MustCreate(t, kept)
 		waitPending(t, kept, kueue.ReasonWaitingForQuota, "available 0 of nominal 0, 2 in use, cohort can lend 0")
 	})
 
 	t.Run("two-level tree with a pool on the parent", func(t *testing.T) {
-		ns, parent, child := namespace(t, nil), unique("parent"), unique("child")
+		ns, parent, child := namespace(t, nil), cluster.Unique("parent"), cluster.Unique("child")
 		pool := &kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: parent}, Spec: kueue.CohortSpec{ResourceGroups: cpuGroup(fq{flavor: rf, nominal: "4"})}}
 		mid := &kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: child}, Spec: kueue.CohortSpec{ParentName: kueue.CohortReference(parent)}}
-		leaf, sibling := unique("cq"), unique("cq")
-		mustCreate(t, pool, mid,
+		leaf, sibling := cluster.Unique("cq"), cluster.Unique("cq")
+		cluster.MustCreate(t, pool, mid,
 			clusterQueue(leaf, child, fq{flavor: rf, nominal: "1"}),
 			clusterQueue(sibling, parent, fq{flavor: rf, nominal: "1"}),
 			localQueue(ns, "leaf", leaf), localQueue(ns, "sibling", sibling))
 		// The leaf reaches the parent's pool through its own cohort: 1 + 4 + 1.
 		big := newWorkload(ns, "big", "leaf", 0, 6, "1")
-		mustCreate(t, big)
+		cluster.MustCreate(t, big)
 		waitAdmitted(t, big)
 		late := newWorkload(ns, "late", "sibling", 0, 1, "1")
-		mustCreate(t, late)
+		cluster.MustCreate(t, late)
 		waitPending(t, late, kueue.ReasonWaitingForQuota, "available 0 of nominal 1")
 		finish(t, big)
 		waitAdmitted(t, late)
@@ -129,13 +129,13 @@ func TestBorrowingAndLending(t *testing.T) {
 // borrowing when a later flavor fits.
 func TestFlavorAssignment(t *testing.T) {
 	ns := namespace(t, nil)
-	spot, onDemand, extra := unique("spot"), unique("on-demand"), unique("extra")
-	mustCreate(t,
+	spot, onDemand, extra := cluster.Unique("spot"), cluster.Unique("on-demand"), cluster.Unique("extra")
+	cluster.MustCreate(t,
 		flavor(spot, map[string]string{"instance": "spot"}, corev1.Taint{Key: "spot", Value: "true", Effect: corev1.TaintEffectNoSchedule}),
 		flavor(onDemand, map[string]string{"instance": "on-demand"}),
 		flavor(extra, map[string]string{"instance": "extra"}))
-	cqName := unique("cq")
-	mustCreate(t, clusterQueue(cqName, "", fq{flavor: spot, nominal: "2"}, fq{flavor: onDemand, nominal: "2"}, fq{flavor: extra, nominal: "4"}),
+	cqName := cluster.Unique("cq")
+	cluster.MustCreate(t, clusterQueue(cqName, "", fq{flavor: spot, nominal: "2"}, fq{flavor: onDemand, nominal: "2"}, fq{flavor: extra, nominal: "4"}),
 		localQueue(ns, "lq", cqName))
 
 	flavorOf := func(wl *kueue.Workload) string {
@@ -147,7 +147,7 @@ func TestFlavorAssignment(t *testing.T) {
 	pinned := newWorkload(ns, "pinned", "lq", 0, 1, "1")
 	pinned.Spec.PodSets[0].Template.Spec.Tolerations = tolerant.Spec.PodSets[0].Template.Spec.Tolerations
 	pinned.Spec.PodSets[0].Template.Spec.NodeSelector = map[string]string{"instance": "extra"}
-	mustCreate(t, plain, tolerant, pinned)
+	cluster.MustCreate(t, plain, tolerant, pinned)
 	waitAdmitted(t, plain, tolerant, pinned)
 	for wl, want := range map[*kueue.Workload]string{plain: onDemand, tolerant: spot, pinned: extra} {
 		if got := flavorOf(wl); got != want {
@@ -156,25 +156,25 @@ func TestFlavorAssignment(t *testing.T) {
 	}
 	// on-demand has 1 left: a 2-cpu workload goes on to the next flavor.
 	spill := newWorkload(ns, "spill", "lq", 0, 2, "1")
-	mustCreate(t, spill)
+	cluster.MustCreate(t, spill)
 	waitAdmitted(t, spill)
 	if got := flavorOf(spill); got != extra {
 		t.Errorf("spill got flavor %s, want %s (on-demand is full)", got, extra)
 	}
 
 	t.Run("TryNextFlavor avoids borrowing", func(t *testing.T) {
-		ns, cohort := namespace(t, nil), unique("cohort")
+		ns, cohort := namespace(t, nil), cluster.Unique("cohort")
 		for _, policy := range []kueue.FlavorFungibilityPolicy{kueue.MayStopSearch, kueue.TryNextFlavor} {
-			cqName, lender := unique("cq"), unique("cq")
+			cqName, lender := cluster.Unique("cq"), cluster.Unique("cq")
 			cq := clusterQueue(cqName, cohort, fq{flavor: onDemand, nominal: "1"}, fq{flavor: extra, nominal: "4"})
 			cq.Spec.FlavorFungibility = &kueue.FlavorFungibility{WhenCanBorrow: policy, WhenCanPreempt: kueue.TryNextFlavor}
 			lenderCQ := clusterQueue(lender, cohort, fq{flavor: onDemand, nominal: "4"})
-			mustCreate(t, cq, lenderCQ, localQueue(ns, cqName, cqName))
+			cluster.MustCreate(t, cq, lenderCQ, localQueue(ns, cqName, cqName))
 			// The choice depends on what the lender can lend: wait until
 			// admission knows it.
 			waitActive(t, lenderCQ)
-			wl := newWorkload(ns, unique("wl"), cqName, 0, 2, "1")
-			mustCreate(t, wl)
+			wl := newWorkload(ns, cluster.Unique("wl"), cqName, 0, 2, "1")
+			cluster.MustCreate(t, wl)
 			waitAdmitted(t, wl)
 			want := map[kueue.FlavorFungibilityPolicy]string{kueue.MayStopSearch: onDemand, kueue.TryNextFlavor: extra}[policy]
 			if got := flavorOf(wl); got != want {
@@ -192,7 +192,7 @@ func TestEveryCreationOrderAdmits(t *testing.T) {
 		t.Run(fmt.Sprint(order), func(t *testing.T) {
 			t.Parallel()
 			ns := namespace(t, nil)
-			rf, cq := unique("rf"), unique("cq")
+			rf, cq := cluster.Unique("rf"), cluster.Unique("cq")
 			objs := map[string]client.Object{
 				"flavor":       flavor(rf, nil),
 				"clusterqueue": clusterQueue(cq, "", fq{flavor: rf, nominal: "1"}),
@@ -200,7 +200,7 @@ func TestEveryCreationOrderAdmits(t *testing.T) {
 				"workload":     newWorkload(ns, "wl", "lq", 0, 1, "1"),
 			}
 			for _, kind := range order {
-				mustCreate(t, objs[kind])
+				cluster.MustCreate(t, objs[kind])
 			}
 			waitAdmitted(t, objs["workload"].(*kueue.Workload))
 		})

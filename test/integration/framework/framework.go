@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
+	"testing"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
@@ -33,6 +35,8 @@ type Cluster struct {
 	RestConfig *rest.Config
 	// Client talks to the API server directly (no cache), as a user would.
 	Client client.Client
+	// names numbers the objects Unique names.
+	names atomic.Int32
 }
 
 // StartCluster starts etcd and kube-apiserver and installs the CRDs and the
@@ -150,6 +154,12 @@ func testLogger() logr.Logger {
 // RunSuite is the body of a suite's TestMain: a cluster and a manager for the
 // whole test binary.
 func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options) int {
+	return RunSuiteWith(m, cluster, opts, nil)
+}
+
+// RunSuiteWith is RunSuite with the manager's configuration changed by
+// configure first.
+func RunSuiteWith(m interface{ Run() int }, cluster **Cluster, opts manager.Options, configure func(*configapi.Configuration)) int {
 	c, err := StartCluster()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
@@ -160,7 +170,11 @@ func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options)
 			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
 		}
 	}()
-	stop, err := c.StartManager(c.ManagerConfig(), opts)
+	cfg := c.ManagerConfig()
+	if configure != nil {
+		configure(cfg)
+	}
+	stop, err := c.StartManager(cfg, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the manager:", err)
 		return 1
@@ -192,4 +206,20 @@ func BuildSluice(dir string) (string, error) {
 		return "", fmt.Errorf("building sluice: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// Unique makes a name no other object of the suite has.
+func (c *Cluster) Unique(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, c.names.Add(1))
+}
+
+// MustCreate creates the objects as a user would, failing the test on any
+// error.
+func (c *Cluster) MustCreate(t testing.TB, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := c.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
 }

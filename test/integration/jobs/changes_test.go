@@ -23,7 +23,7 @@ func TestPartialAdmissionRunsWithFewerPods(t *testing.T) {
 	q := newQueue(t, "3", false)
 	j := newJob(q.ns, "lq", 5, "1")
 	j.Annotations = map[string]string{kueue.JobMinParallelismAnno: "2"}
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	wl := waitWorkload(t, j, "to be admitted", admitted)
 	if ps := wl.Spec.PodSets[0]; ps.Count != 5 || ps.MinCount == nil || *ps.MinCount != 2 {
 		t.Errorf("podSet count %d minCount %v, want 5 and 2", ps.Count, ps.MinCount)
@@ -48,11 +48,11 @@ func TestPartialAdmissionRunsWithFewerPods(t *testing.T) {
 func TestUnsuspendedByHandIsSuspendedAgain(t *testing.T) {
 	q := newQueue(t, "1", false)
 	blocker := newJob(q.ns, "lq", 1, "1")
-	mustCreate(t, blocker)
+	cluster.MustCreate(t, blocker)
 	waitJob(t, blocker, "to run", running)
 
 	j := newJob(q.ns, "lq", 1, "1")
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	waitWorkload(t, j, "to wait for quota", pending)
 	update(t, j, func() { j.Spec.Suspend = ptr.To(false) })
 	waitJob(t, j, "to be suspended again", suspended)
@@ -62,12 +62,12 @@ func TestUnsuspendedByHandIsSuspendedAgain(t *testing.T) {
 func TestChangesOfASuspendedJobRebuildItsWorkload(t *testing.T) {
 	q := newQueue(t, "1", false)
 	blocker := newJob(q.ns, "lq", 1, "1")
-	mustCreate(t, blocker)
+	cluster.MustCreate(t, blocker)
 	waitJob(t, blocker, "to run", running)
 
 	j := newJob(q.ns, "lq", 2, "1")
 	j.Spec.Completions = ptr.To(int32(4))
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	wl := waitWorkload(t, j, "to wait for quota", pending)
 	uid := wl.UID
 
@@ -108,7 +108,7 @@ func updateErr(obj client.Object, mutate func()) error {
 func TestWorkloadFollowsItsJob(t *testing.T) {
 	q := newQueue(t, "4", false)
 	j := newJob(q.ns, "lq", 1, "1")
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	wl := waitWorkload(t, j, "to be admitted", admitted)
 
 	// Deleted while the Job exists: recreated, and the running Job is not
@@ -137,10 +137,10 @@ func TestWorkloadFollowsItsJob(t *testing.T) {
 func TestOrphanedWorkloadIsDeleted(t *testing.T) {
 	q := newQueue(t, "4", false)
 	// A Workload controlled by a Job that doesn't exist (any more).
-	orphan := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: unique("orphan"),
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: unique("gone"), UID: "0000-gone", Controller: ptr.To(true)}}},
+	orphan := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: cluster.Unique("orphan"),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: cluster.Unique("gone"), UID: "0000-gone", Controller: ptr.To(true)}}},
 		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: newWorkloadPodSets()}}
-	mustCreate(t, orphan)
+	cluster.MustCreate(t, orphan)
 	framework.Eventually(t, "the orphaned Workload to be deleted", func(ctx context.Context) (bool, error) {
 		return gone(ctx, orphan)
 	})
@@ -166,7 +166,7 @@ func TestReclaimablePodsFreeTheirQuota(t *testing.T) {
 	q := newQueue(t, "4", false)
 	j := newJob(q.ns, "lq", 2, "1")
 	j.Spec.Completions = ptr.To(int32(5))
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	waitJob(t, j, "to run", running)
 	startPods(t, j, 2)
 	// Four of five completions done: one pod slot never runs again.
@@ -206,7 +206,7 @@ func TestIndexedJobWithBackoffLimitPerIndexRunsUnchanged(t *testing.T) {
 		OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
 	}}}
 	j.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	started := waitJob(t, j, "to run", running)
 	if ptr.Deref(started.Spec.BackoffLimitPerIndex, 0) != 1 || started.Spec.PodFailurePolicy == nil ||
 		ptr.Deref(started.Spec.PodReplacementPolicy, "") != batchv1.Failed {
@@ -216,11 +216,11 @@ func TestIndexedJobWithBackoffLimitPerIndexRunsUnchanged(t *testing.T) {
 
 func TestPriorityFromTheJob(t *testing.T) {
 	q := newQueue(t, "4", false)
-	wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: unique("urgent")}, Value: 1000}
-	mustCreate(t, wpc)
+	wpc := &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("urgent")}, Value: 1000}
+	cluster.MustCreate(t, wpc)
 	j := newJob(q.ns, "lq", 1, "1")
 	j.Labels[kueue.PriorityClassLabel] = wpc.Name
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	wl := waitWorkload(t, j, "to exist", func(*kueue.Workload) error { return nil })
 	if ref := wl.Spec.PriorityClassRef; ref == nil || ref.Kind != kueue.WorkloadPriorityClassKind || ref.Name != wpc.Name ||
 		ptr.Deref(wl.Spec.Priority, 0) != 1000 {
@@ -237,12 +237,12 @@ func TestPriorityFromTheJob(t *testing.T) {
 
 func TestPrebuiltWorkloadIsUsed(t *testing.T) {
 	q := newQueue(t, "4", false)
-	prebuilt := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: unique("prebuilt")},
+	prebuilt := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: cluster.Unique("prebuilt")},
 		Spec: kueue.WorkloadSpec{QueueName: "lq", PodSets: newWorkloadPodSets()}}
-	mustCreate(t, prebuilt)
+	cluster.MustCreate(t, prebuilt)
 	j := newJob(q.ns, "lq", 1, "1")
 	j.Labels[kueue.PrebuiltWorkloadLabel] = prebuilt.Name
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	waitJob(t, j, "to run", running)
 	framework.Eventually(t, "the prebuilt Workload to be adopted and admitted", func(ctx context.Context) (bool, error) {
 		wl := &kueue.Workload{}

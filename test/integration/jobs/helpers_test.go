@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,19 +23,6 @@ import (
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
-var seq atomic.Int32
-
-func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
-
-func mustCreate(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, obj := range objs {
-		if err := cluster.Client.Create(context.Background(), obj); err != nil {
-			t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-		}
-	}
-}
-
 // queueSetup is a namespace with a LocalQueue "lq" in front of a
 // ClusterQueue of its own with cpu quota in one flavor.
 type queueSetup struct {
@@ -49,21 +35,21 @@ type queueSetup struct {
 // when tainted), a ClusterQueue with cpu in it and the LocalQueue "lq".
 func newQueue(t *testing.T, cpu string, tainted bool) *queueSetup {
 	t.Helper()
-	s := &queueSetup{ns: unique("jobs")}
-	mustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})
-	s.flavor = &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: unique("flavor")}}
+	s := &queueSetup{ns: cluster.Unique("jobs")}
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})
+	s.flavor = &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("flavor")}}
 	s.flavor.Spec.NodeLabels = map[string]string{"pool": s.flavor.Name}
 	if tainted {
 		s.flavor.Spec.NodeTaints = []corev1.Taint{{Key: "spot", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 		s.flavor.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 	}
-	s.cq = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: unique("cq")}, Spec: kueue.ClusterQueueSpec{
+	s.cq = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("cq")}, Spec: kueue.ClusterQueueSpec{
 		NamespaceSelector: &metav1.LabelSelector{},
 		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
 			Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(s.flavor.Name),
 				Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(cpu)}}}}}},
 	}}
-	mustCreate(t, s.flavor, s.cq, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "lq"},
+	cluster.MustCreate(t, s.flavor, s.cq, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "lq"},
 		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(s.cq.Name)}})
 	framework.Eventually(t, s.cq.Name+" to be active", func(ctx context.Context) (bool, error) {
 		current := &kueue.ClusterQueue{}
@@ -78,7 +64,7 @@ func newQueue(t *testing.T, cpu string, tainted bool) *queueSetup {
 // newJob is a Job of parallelism pods of cpu each in LocalQueue lq (none
 // when lq is empty), not suspended: the webhook suspends it.
 func newJob(ns, lq string, parallelism int32, cpu string) *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: unique("job")}, Spec: batchv1.JobSpec{
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("job")}, Spec: batchv1.JobSpec{
 		Parallelism: ptr.To(parallelism),
 		Completions: ptr.To(parallelism),
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{

@@ -24,7 +24,7 @@ func TestJobIsSuspendedQueuedAndStartedOnItsFlavor(t *testing.T) {
 	j := newJob(q.ns, "lq", 2, "1")
 	j.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}
 	j.Spec.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	if !ptr.Deref(j.Spec.Suspend, false) {
 		t.Fatal("the webhook did not create the queued Job suspended")
 	}
@@ -67,7 +67,7 @@ func TestJobsRunAsQuotaFreesUp(t *testing.T) {
 	var jobs []*batchv1.Job
 	for range 5 {
 		j := newJob(q.ns, "lq", 2, "1")
-		mustCreate(t, j)
+		cluster.MustCreate(t, j)
 		jobs = append(jobs, j)
 	}
 	runningNow := func() []string {
@@ -129,7 +129,7 @@ func TestEvictionStopsTheJobBeforeGivingBackTheQuota(t *testing.T) {
 	q := newQueue(t, "4", true)
 	j := newJob(q.ns, "lq", 2, "1")
 	j.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	original := getJob(t, j).Spec.Template
 	waitJob(t, j, "to run", running)
 	startPods(t, j, 2)
@@ -192,7 +192,7 @@ func consistentlyReserved(t *testing.T, j *batchv1.Job) {
 func TestDeactivationStopsTheJobForGood(t *testing.T) {
 	q := newQueue(t, "4", false)
 	j := newJob(q.ns, "lq", 1, "1")
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	waitJob(t, j, "to run", running)
 	wl := waitWorkload(t, j, "to be admitted", admitted)
 	update(t, wl, func() { wl.Spec.Active = ptr.To(false) })
@@ -221,7 +221,7 @@ func TestFinishedJobsFinishTheirWorkload(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJob(q.ns, "lq", 1, "1")
-			mustCreate(t, j)
+			cluster.MustCreate(t, j)
 			waitJob(t, j, "to run", running)
 			startPods(t, j, 1)
 			setJobStatus(t, j, func(current *batchv1.Job) {

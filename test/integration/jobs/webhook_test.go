@@ -17,7 +17,7 @@ import (
 func TestWhichJobsAreQueued(t *testing.T) {
 	q := newQueue(t, "16", false) // room for every queued Job and marker
 	parent := newJob(q.ns, "", 1, "1")
-	mustCreate(t, parent)
+	cluster.MustCreate(t, parent)
 	ownedBy := func(j *batchv1.Job) {
 		j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(parent, batchv1.SchemeGroupVersion.WithKind("Job"))}
 	}
@@ -42,7 +42,7 @@ func TestWhichJobsAreQueued(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJob(q.ns, "lq", 1, "1")
 			tc.modify(j)
-			mustCreate(t, j)
+			cluster.MustCreate(t, j)
 			if got := ptr.Deref(j.Spec.Suspend, false); got != tc.queued {
 				t.Fatalf("created with suspend=%v, want %v", got, tc.queued)
 			}
@@ -54,7 +54,7 @@ func TestWhichJobsAreQueued(t *testing.T) {
 			// reconciler to have seen it (a later Job in the same namespace is
 			// handled), then check nothing was created for this one.
 			marker := newJob(q.ns, "lq", 1, "1")
-			mustCreate(t, marker)
+			cluster.MustCreate(t, marker)
 			waitWorkload(t, marker, "to exist", func(*kueue.Workload) error { return nil })
 			err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(workloadOf(j)), &kueue.Workload{})
 			if !apierrors.IsNotFound(err) {
@@ -69,10 +69,10 @@ func TestWhichJobsAreQueued(t *testing.T) {
 
 func TestDefaultLocalQueue(t *testing.T) {
 	q := newQueue(t, "4", false)
-	mustCreate(t, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: "default"},
+	cluster.MustCreate(t, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: "default"},
 		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(q.cq.Name)}})
 	j := newJob(q.ns, "", 1, "1")
-	mustCreate(t, j)
+	cluster.MustCreate(t, j)
 	if j.Labels[kueue.QueueNameLabel] != "default" || !ptr.Deref(j.Spec.Suspend, false) {
 		t.Fatalf("labels %v, suspend %v: want queue-name default, suspended", j.Labels, j.Spec.Suspend)
 	}
@@ -107,7 +107,7 @@ func TestJobValidation(t *testing.T) {
 
 	t.Run("queue-name changes only while suspended", func(t *testing.T) {
 		j := newJob(q.ns, "lq", 1, "1")
-		mustCreate(t, j)
+		cluster.MustCreate(t, j)
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "other" }) // suspended: allowed
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "lq" })
 		waitJob(t, j, "to run", running)
@@ -116,7 +116,7 @@ func TestJobValidation(t *testing.T) {
 	})
 	t.Run("standalone is immutable", func(t *testing.T) {
 		j := newJob(q.ns, "lq", 1, "1")
-		mustCreate(t, j)
+		cluster.MustCreate(t, j)
 		err := updateErr(j, func() { j.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"} })
 		expectInvalid(t, err, kueue.StandaloneAnnotation, "immutable")
 	})
