@@ -169,6 +169,11 @@ func pickWorkload(owned []kueue.Workload) *kueue.Workload {
 
 func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) (ctrl.Result, error) {
 	obj := job.Object()
+	if done, _, _ := job.Finished(); done {
+		// It ran to its end before sluice saw it (created while the manager
+		// was down, or before it was queued): there is nothing to admit.
+		return ctrl.Result{}, nil
+	}
 	// A job that runs must not run without quota: stop it first.
 	if stopped, err := r.stopJob(ctx, job, "it waits for its Workload to be created and admitted"); !stopped || err != nil {
 		return ctrl.Result{}, err
