@@ -36,6 +36,12 @@ type Job interface {
 	ManagedElsewhere() string
 }
 
+// StopsByDeletion is a Job that can't be suspended once it runs (a Pod):
+// eviction deletes it, and its Workload finishes with it.
+type StopsByDeletion interface {
+	StopsByDeletion()
+}
+
 // Kind is a queued kind: its framework name in the configuration, its
 // GroupVersionKind, and how to make and wrap its objects.
 type Kind struct {
@@ -44,6 +50,12 @@ type Kind struct {
 	NewObject func() client.Object
 	NewList   func() client.ObjectList
 	Wrap      func(client.Object) Job
+	// Finalizer, when set, is one the kind's webhook puts on its objects;
+	// the framework removes it once the Workload no longer needs the object.
+	Finalizer string
+	// Decide, when set, replaces Policy.Decide in the reconciler: for kinds
+	// whose webhook already made (and recorded) the decision.
+	Decide func(obj client.Object) Decision
 }
 
 // Annotations sluice sets on the jobs it runs.
@@ -57,4 +69,8 @@ const (
 const (
 	FinishedReasonSucceeded = "Succeeded"
 	FinishedReasonFailed    = "Failed"
+	// FinishedReasonEvicted: an object that stops by deletion was evicted.
+	FinishedReasonEvicted = "Evicted"
+	// FinishedReasonDeleted: the object was deleted before it ended.
+	FinishedReasonDeleted = "Deleted"
 )

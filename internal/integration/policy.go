@@ -65,6 +65,12 @@ func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Ob
 	if p.ownedByParent(obj) {
 		return Decision{}, nil
 	}
+	return p.QueueFor(ctx, reader, obj)
+}
+
+// QueueFor applies the queue rules of Decide alone, for a caller that has
+// settled the owner question itself (the pod webhook's owner walk).
+func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
 	if q := obj.GetLabels()[kueue.QueueNameLabel]; q != "" {
 		return Decision{Managed: true, QueueName: q}, nil
 	}

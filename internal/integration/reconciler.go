@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -82,18 +84,24 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A job being deleted gives its quota back at once, whatever the
 	// propagation policy (batch Jobs orphan their dependents by default).
 	// Workloads of an earlier job of the same name are orphans.
+	// A kind with a finalizer (Pods) keeps its Workload, finished, until the
+	// object is gone.
+	job := r.Kind.Wrap(obj)
+	deleting := !obj.GetDeletionTimestamp().IsZero()
 	keep := obj.GetUID()
-	if !obj.GetDeletionTimestamp().IsZero() {
+	if deleting && r.Kind.Finalizer == "" {
 		keep = ""
 	}
 	if err := r.deleteWorkloads(ctx, req.NamespacedName, keep); err != nil || keep == "" {
 		return ctrl.Result{}, err
 	}
-	job := r.Kind.Wrap(obj)
+	if deleting {
+		return ctrl.Result{}, r.finalize(ctx, job)
+	}
 	if job.ManagedElsewhere() != "" {
 		return ctrl.Result{}, nil
 	}
-	decision, err := r.Policy.Decide(ctx, r.Client, obj)
+	decision, err := r.decide(ctx, obj)
 	if err != nil || !decision.Managed {
 		return ctrl.Result{}, err
 	}
@@ -102,7 +110,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return res, err
 	}
 	if done, succeeded, message := job.Finished(); done {
-		return ctrl.Result{}, r.finish(ctx, job, wl, succeeded, message)
+		reason := FinishedReasonSucceeded
+		if !succeeded {
+			reason = FinishedReasonFailed
+		}
+		if err := r.finish(ctx, job, wl, reason, message); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.release(ctx, obj)
 	}
 	switch {
 	case workload.IsFinished(wl):
@@ -283,7 +298,12 @@ func runWithOriginals(job Job, infos []PodSetInfo) error {
 	} else if stale != nil {
 		job.Restore(stale)
 	}
-	encoded, err := EncodeOriginals(job.Originals())
+	originals := job.Originals()
+	if originals == nil {
+		// Never restored (it stops by deletion): nothing to remember.
+		return job.Run(infos)
+	}
+	encoded, err := EncodeOriginals(originals)
 	if err != nil {
 		return err
 	}
@@ -349,6 +369,13 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) err
 // stopped; a job's status change brings the reconciler back meanwhile.
 func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, error) {
 	obj := job.Object()
+	if _, deletes := job.(StopsByDeletion); deletes && !job.IsSuspended() {
+		if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting %s to stop it: %w", client.ObjectKeyFromObject(obj), err)
+		}
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventStopped, "Delete", "sluice deleted it: %s", why)
+		return false, nil
+	}
 	if !job.IsSuspended() {
 		job.Suspend()
 		if err := r.Client.Update(ctx, obj); err != nil {
@@ -379,14 +406,56 @@ func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, er
 	return true, nil
 }
 
-// finish marks the Workload Finished as the job ended; its quota is free.
-func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, succeeded bool, message string) error {
-	if workload.IsFinished(wl) {
+func (r *Reconciler) decide(ctx context.Context, obj client.Object) (Decision, error) {
+	if r.Kind.Decide != nil {
+		return r.Kind.Decide(obj), nil
+	}
+	return r.Policy.Decide(ctx, r.Client, obj)
+}
+
+// finalize finishes the Workloads of an object being deleted (a Pod that
+// was evicted, or deleted by its owner) and lets the object go.
+func (r *Reconciler) finalize(ctx context.Context, job Job) error {
+	obj := job.Object()
+	owned, err := r.ownedWorkloads(ctx, obj)
+	if err != nil {
+		return err
+	}
+	for i := range owned {
+		wl := &owned[i]
+		reason, message := FinishedReasonDeleted, "The object was deleted"
+		if done, succeeded, msg := job.Finished(); done {
+			reason, message = FinishedReasonSucceeded, msg
+			if !succeeded {
+				reason = FinishedReasonFailed
+			}
+		}
+		if evicted := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); evicted != nil && evicted.Status == metav1.ConditionTrue {
+			reason, message = FinishedReasonEvicted, evicted.Message
+		}
+		if err := r.finish(ctx, job, wl, reason, message); err != nil {
+			return err
+		}
+	}
+	return r.release(ctx, obj)
+}
+
+// release removes the kind's finalizer: the Workload no longer needs the
+// object.
+func (r *Reconciler) release(ctx context.Context, obj client.Object) error {
+	if r.Kind.Finalizer == "" || !controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer) {
 		return nil
 	}
-	reason := FinishedReasonSucceeded
-	if !succeeded {
-		reason = FinishedReasonFailed
+	if err := r.Client.Update(ctx, obj); err != nil {
+		return fmt.Errorf("removing finalizer %s from %s: %w", r.Kind.Finalizer, client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
+}
+
+// finish marks the Workload Finished as the job ended; its quota is free.
+func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, reason, message string) error {
+	if workload.IsFinished(wl) {
+		return nil
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{

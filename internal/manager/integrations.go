@@ -13,11 +13,12 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
 	"github.com/sluicehq/sluice/internal/integration/job"
+	"github.com/sluicehq/sluice/internal/integration/pod"
 )
 
 // implementedKinds are the job kinds sluice drives; other frameworks of
 // the configuration are accepted and not driven yet.
-var implementedKinds = []integration.Kind{job.Kind}
+var implementedKinds = []integration.Kind{job.Kind, pod.Kind}
 
 // integrations is the job framework as the configuration enables it.
 type integrations struct {
@@ -73,10 +74,19 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 // configuration is static, so a disabled kind's webhook must answer and let
 // everything through.
 func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
-	return job.SetupWebhook(mgr, &job.Webhook{
+	err := job.SetupWebhook(mgr, &job.Webhook{
 		Enabled:     in.enabled[configapi.FrameworkBatchJob],
 		Policy:      in.policy,
 		Reader:      mgr.GetClient(),
 		ClassReader: mgr.GetAPIReader(),
+	})
+	if err != nil {
+		return err
+	}
+	return pod.SetupWebhook(mgr, &pod.Webhook{
+		Enabled:     in.enabled[configapi.FrameworkPod],
+		Policy:      in.policy,
+		Reader:      mgr.GetClient(),
+		OwnerReader: mgr.GetAPIReader(),
 	})
 }

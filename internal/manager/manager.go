@@ -13,6 +13,7 @@ import (
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/controller"
@@ -53,8 +55,11 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		Scheme: scheme.Scheme,
 		// The certificate rotator reads its Secret through the cache: watch
 		// Secrets of the manager's own namespace only.
+		// Pods: only those sluice queues (labelled by its webhook), not every
+		// Pod of the cluster.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{*cfg.Namespace: {}}},
+			&corev1.Pod{}:    {Label: labels.SelectorFromSet(labels.Set{kueue.ManagedLabel: "true"})},
 		}},
 		LeaderElection:                *le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,

@@ -64,6 +64,16 @@ func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1.Job) (admissi
 	}
 	errs := validateJob(job)
 	errs = append(errs, w.validatePriorityClass(ctx, job)...)
+	if job.Spec.Template.Annotations[kueue.StandaloneAnnotation] == "true" {
+		decision, err := w.Policy.Decide(ctx, w.Reader, job)
+		if err != nil {
+			return nil, err
+		}
+		if decision.Managed {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "template", "metadata", "annotations").Key(kueue.StandaloneAnnotation),
+				"pods of a queued Job are already counted by its Workload; remove kueue.x-k8s.io/standalone from the pod template, or the queue-name from the Job"))
+		}
+	}
 	return nil, invalid(job, errs)
 }
 

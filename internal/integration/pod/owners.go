@@ -1,0 +1,72 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// maxOwnerHops bounds the owner walk of the standalone opt-in.
+const maxOwnerHops = 10
+
+// walkable are the owner kinds the walk follows: the kinds sluice knows
+// (enabled or not) and ReplicaSets between a Deployment and its Pods. An
+// owner of any other kind ends the walk.
+var walkable = map[schema.GroupKind]func() client.Object{
+	{Group: "batch", Kind: "Job"}:        func() client.Object { return &batchv1.Job{} },
+	{Group: "", Kind: "Pod"}:             func() client.Object { return &corev1.Pod{} },
+	{Group: "apps", Kind: "ReplicaSet"}:  func() client.Object { return &appsv1.ReplicaSet{} },
+	{Group: "apps", Kind: "Deployment"}:  func() client.Object { return &appsv1.Deployment{} },
+	{Group: "apps", Kind: "StatefulSet"}: func() client.Object { return &appsv1.StatefulSet{} },
+}
+
+// ancestor is one owner found by the walk.
+type ancestor struct {
+	kind schema.GroupKind
+	obj  client.Object
+}
+
+// ancestors follows controller owner references upward from obj: only
+// through walkable kinds, checking each owner's UID, stopping at a missing
+// owner, a cycle or after maxOwnerHops. reader must read from the API
+// server: owners need not be in the manager's cache.
+func ancestors(ctx context.Context, reader client.Reader, obj client.Object) ([]ancestor, error) {
+	var out []ancestor
+	seen := map[types.UID]bool{obj.GetUID(): true}
+	current := obj
+	for range maxOwnerHops {
+		ref := metav1.GetControllerOf(current)
+		if ref == nil || seen[ref.UID] {
+			break
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			break
+		}
+		kind := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+		newObj, ok := walkable[kind]
+		if !ok {
+			break
+		}
+		owner := newObj()
+		err = reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, owner)
+		if apierrors.IsNotFound(err) || (err == nil && owner.GetUID() != ref.UID) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading owner %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		seen[ref.UID] = true
+		out = append(out, ancestor{kind: kind, obj: owner})
+		current = owner
+	}
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+// +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create;update,versions=v1,name=vpod.kueue.x-k8s.io,admissionReviewVersions=v1
+
+// Messages of the standalone opt-in's admission warnings.
+const (
+	WarningStandaloneWithoutQueue      = "StandaloneWithoutQueue: kueue.x-k8s.io/standalone is set but no LocalQueue applies (no queue-name label, no LocalQueue \"default\" in the namespace): the Pod is not queued"
+	WarningStandaloneUnderQueuedParent = "StandaloneUnderQueuedParent: kueue.x-k8s.io/standalone is ignored: the Pod's queued %s %s already counts it in its Workload"
+)
+
+// Webhook gates the Pods sluice queues as they are created, and checks the
+// opt-in annotations. With the pod framework disabled it lets every Pod
+// through.
+type Webhook struct {
+	Enabled bool
+	Policy  *integration.Policy
+	// Reader reads LocalQueues and Namespaces (the manager's cache).
+	Reader client.Reader
+	// OwnerReader reads owners for the walk, from the API server.
+	OwnerReader client.Reader
+}
+
+// SetupWebhook registers both webhooks of Pods.
+func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
+	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// verdict is what the webhook decided for a new Pod.
+type verdict struct {
+	decision integration.Decision
+	warning  string
+}
+
+func optedIn(p *corev1.Pod) bool {
+	_, parent := p.Annotations[kueue.PodSuspendingParentAnno]
+	return p.Annotations[kueue.StandaloneAnnotation] == "true" || parent
+}
+
+// judge applies the rules: namespaces first, then the owner (a Pod of an
+// enabled kind is its parent's unless it opts in; opting in is ignored when
+// the nearest queued ancestor counts it), then the queue.
+func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
+	ns := &corev1.Namespace{}
+	if err := w.Reader.Get(ctx, client.ObjectKey{Name: p.Namespace}, ns); err != nil {
+		return verdict{}, fmt.Errorf("reading namespace %s: %w", p.Namespace, err)
+	}
+	if !w.Policy.Namespaces.Matches(labels.Set(ns.Labels)) {
+		return verdict{}, nil
+	}
+	owner := metav1.GetControllerOf(p)
+	if owner != nil && !optedIn(p) && integration.OwnedByKind(p, w.Policy.ParentKinds) {
+		return verdict{}, nil
+	}
+	if owner != nil && optedIn(p) {
+		counted, err := w.countedBy(ctx, p)
+		if err != nil {
+			return verdict{}, err
+		}
+		if counted != nil {
+			return verdict{warning: fmt.Sprintf(WarningStandaloneUnderQueuedParent, counted.kind.Kind, counted.obj.GetName())}, nil
+		}
+	}
+	d, err := w.Policy.QueueFor(ctx, w.Reader, p)
+	if err != nil {
+		return verdict{}, err
+	}
+	if !d.Managed && optedIn(p) {
+		return verdict{warning: WarningStandaloneWithoutQueue}, nil
+	}
+	return verdict{decision: d}, nil
+}
+
+// countedBy is the nearest queued ancestor whose Workload counts the Pod
+// (a queued batch Job), or nil. A queued Pod parent (a Spark driver) counts
+// only itself and ends the search.
+func (w *Webhook) countedBy(ctx context.Context, p *corev1.Pod) (*ancestor, error) {
+	chain, err := ancestors(ctx, w.OwnerReader, p)
+	if err != nil {
+		return nil, err
+	}
+	for i := range chain {
+		a := &chain[i]
+		switch a.kind {
+		case schema.GroupKind{Group: "batch", Kind: "Job"}:
+			if !w.Policy.ParentKinds[a.kind] {
+				continue
+			}
+			d, err := w.Policy.Decide(ctx, w.Reader, a.obj)
+			if err != nil {
+				return nil, err
+			}
+			if d.Managed {
+				return a, nil
+			}
+		case schema.GroupKind{Kind: "Pod"}:
+			if a.obj.GetLabels()[kueue.ManagedLabel] == "true" {
+				return nil, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Default gates, labels and holds a Pod to queue.
+func (w *Webhook) Default(ctx context.Context, p *corev1.Pod) error {
+	if !w.Enabled {
+		return nil
+	}
+	v, err := w.judge(ctx, p)
+	if err != nil || !v.decision.Managed {
+		return err
+	}
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[kueue.ManagedLabel] = "true"
+	if v.decision.Defaulted {
+		p.Labels[kueue.QueueNameLabel] = v.decision.QueueName
+	}
+	if !slices.ContainsFunc(p.Spec.SchedulingGates, isAdmissionGate) {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: kueue.AdmissionSchedulingGate})
+	}
+	controllerutil.AddFinalizer(p, kueue.ManagedLabel)
+	return nil
+}
+
+// ValidateCreate checks the opt-in's value and returns the warnings of a
+// Pod that opted in without effect.
+func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.Warnings, error) {
+	if !w.Enabled {
+		return nil, nil
+	}
+	if err := invalid(p, validateStandalone(p)); err != nil {
+		return nil, err
+	}
+	if !optedIn(p) {
+		return nil, nil
+	}
+	v, err := w.judge(ctx, p)
+	if err != nil || v.warning == "" {
+		return nil, err
+	}
+	return admission.Warnings{v.warning}, nil
+}
+
+func (w *Webhook) ValidateUpdate(_ context.Context, oldPod, newPod *corev1.Pod) (admission.Warnings, error) {
+	if !w.Enabled {
+		return nil, nil
+	}
+	errs := validateStandalone(newPod)
+	if oldPod.Annotations[kueue.StandaloneAnnotation] != newPod.Annotations[kueue.StandaloneAnnotation] {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), "is immutable: set it when the Pod is created"))
+	}
+	return nil, invalid(newPod, errs)
+}
+
+func (w *Webhook) ValidateDelete(context.Context, *corev1.Pod) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validateStandalone(p *corev1.Pod) field.ErrorList {
+	if v, ok := p.Annotations[kueue.StandaloneAnnotation]; ok && v != "true" {
+		return field.ErrorList{field.NotSupported(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), v, []string{"true"})}
+	}
+	return nil
+}
+
+func invalid(p *corev1.Pod, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), p.Name, errs)
+}
