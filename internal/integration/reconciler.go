@@ -527,6 +527,11 @@ func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedNa
 		if owner := metav1.GetControllerOf(wl); owner == nil || owner.UID == keepUID || !wl.DeletionTimestamp.IsZero() {
 			continue
 		}
+		if r.Kind.Finalizer != "" && workload.IsFinished(wl) {
+			// Finished with its object (a Pod's Workload says how it ended);
+			// it holds no quota, and the garbage collector takes it.
+			continue
+		}
 		if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting orphaned Workload %s: %w", wl.Name, err)
 		}
