@@ -12,6 +12,7 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/deployment"
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/pod"
 )
@@ -30,6 +31,8 @@ type integrations struct {
 
 func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
 	in := &integrations{enabled: map[string]bool{}}
+	// Deployments are queued through their Pods: no kind of their own.
+	in.enabled[configapi.FrameworkDeployment] = slices.Contains(cfg.Integrations.Frameworks, configapi.FrameworkDeployment)
 	for _, k := range implementedKinds {
 		if slices.Contains(cfg.Integrations.Frameworks, k.Framework) {
 			in.kinds = append(in.kinds, k)
@@ -83,10 +86,14 @@ func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return pod.SetupWebhook(mgr, &pod.Webhook{
+	err = pod.SetupWebhook(mgr, &pod.Webhook{
 		Enabled:     in.enabled[configapi.FrameworkPod],
 		Policy:      in.policy,
 		Reader:      mgr.GetClient(),
 		OwnerReader: mgr.GetAPIReader(),
 	})
+	if err != nil {
+		return err
+	}
+	return deployment.SetupWebhook(mgr, &deployment.Webhook{Enabled: in.enabled[configapi.FrameworkDeployment]})
 }

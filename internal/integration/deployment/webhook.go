@@ -1,0 +1,77 @@
+// Package deployment queues a Deployment through its Pods: the webhook
+// copies the Deployment's queue-name onto its pod template, with
+// kueue.x-k8s.io/pod-suspending-parent, so that each Pod is gated and is its
+// own Workload (the pod integration does the rest). Scaling and rolling
+// updates need nothing more: new Pods queue, removed Pods free their quota.
+// It must not create Workloads itself.
+package deployment
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=vdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
+
+// Framework is the value of pod-suspending-parent on a Deployment's Pods.
+const Framework = "deployment"
+
+// Webhook passes a Deployment's queue to its Pods. With the deployment
+// framework disabled it lets everything through.
+type Webhook struct {
+	Enabled bool
+}
+
+// SetupWebhook registers both webhooks of Deployments.
+func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
+	return ctrl.NewWebhookManagedBy(mgr, &appsv1.Deployment{}).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// Default labels the pod template with the Deployment's queue.
+func (w *Webhook) Default(_ context.Context, d *appsv1.Deployment) error {
+	queue := d.Labels[kueue.QueueNameLabel]
+	if !w.Enabled || queue == "" {
+		return nil
+	}
+	tmpl := &d.Spec.Template
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels[kueue.QueueNameLabel] = queue
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	tmpl.Annotations[kueue.PodSuspendingParentAnno] = Framework
+	return nil
+}
+
+func (w *Webhook) ValidateCreate(context.Context, *appsv1.Deployment) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate keeps the queue while Pods may hold quota: it changes only
+// while the Deployment has no Pods (status.replicas is 0), which sluice
+// reads without listing Pods.
+func (w *Webhook) ValidateUpdate(_ context.Context, oldD, newD *appsv1.Deployment) (admission.Warnings, error) {
+	if !w.Enabled || oldD.Labels[kueue.QueueNameLabel] == newD.Labels[kueue.QueueNameLabel] {
+		return nil, nil
+	}
+	if oldD.Status.Replicas == 0 {
+		return nil, nil
+	}
+	path := field.NewPath("metadata", "labels").Key(kueue.QueueNameLabel)
+	return nil, apierrors.NewInvalid(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), newD.Name, field.ErrorList{
+		field.Forbidden(path, "can change only while the Deployment has no Pods (scale it to 0 first): its Pods may hold quota in the current queue")})
+}
+
+func (w *Webhook) ValidateDelete(context.Context, *appsv1.Deployment) (admission.Warnings, error) {
+	return nil, nil
+}
