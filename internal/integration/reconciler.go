@@ -273,7 +273,7 @@ func (r *Reconciler) adoptPrebuilt(ctx context.Context, job Job, name string) (*
 // start runs an admitted job with what admission decided, in one update.
 func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) error {
 	obj := job.Object()
-	infos, err := r.podSetInfos(ctx, wl)
+	infos, err := PodSetInfos(ctx, r.Client, wl)
 	if err == nil {
 		err = runWithOriginals(job, infos)
 	}
@@ -316,9 +316,10 @@ func runWithOriginals(job Job, infos []PodSetInfo) error {
 	return job.Run(infos)
 }
 
-// podSetInfos is what to inject: the flavors' node labels and tolerations,
-// the admission checks' podSetUpdates, and the podset label.
-func (r *Reconciler) podSetInfos(ctx context.Context, wl *kueue.Workload) ([]PodSetInfo, error) {
+// PodSetInfos is what to inject into an admitted Workload's pods: the
+// flavors' node labels and tolerations, the admission checks'
+// podSetUpdates, and the podset label. reader reads ResourceFlavors.
+func PodSetInfos(ctx context.Context, reader client.Reader, wl *kueue.Workload) ([]PodSetInfo, error) {
 	flavors := map[kueue.ResourceFlavorReference]*kueue.ResourceFlavor{}
 	for _, psa := range wl.Status.Admission.PodSetAssignments {
 		for _, ref := range psa.Flavors {
@@ -326,7 +327,7 @@ func (r *Reconciler) podSetInfos(ctx context.Context, wl *kueue.Workload) ([]Pod
 				continue
 			}
 			rf := &kueue.ResourceFlavor{}
-			if err := r.Client.Get(ctx, client.ObjectKey{Name: string(ref)}, rf); err != nil {
+			if err := reader.Get(ctx, client.ObjectKey{Name: string(ref)}, rf); err != nil {
 				if apierrors.IsNotFound(err) {
 					continue // FromAdmission names the missing flavor
 				}

@@ -50,7 +50,7 @@ func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
 // stopsFirst: the Workloads of enabled kinds keep their reservation until
 // their job stopped.
 func (in *integrations) stopsFirst(wl *kueue.Workload) bool {
-	return integration.OwnedByKind(wl, in.policy.ParentKinds)
+	return integration.OwnedByKind(wl, in.policy.ParentKinds) || (in.enabled[configapi.FrameworkPod] && pod.IsGroupWorkload(wl))
 }
 
 func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
@@ -68,6 +68,11 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the %s integration: %w", k.Framework, err)
+		}
+	}
+	if in.enabled[configapi.FrameworkPod] {
+		if err := (&pod.GroupReconciler{Client: mgr.GetClient(), Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up pod groups: %w", err)
 		}
 	}
 	return nil

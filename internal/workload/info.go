@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -135,7 +136,13 @@ func shapeOf(info *Info) string {
 			keys = append(keys, k+"="+v)
 		}
 		slices.Sort(keys)
-		fmt.Fprintf(h, "ns:%s|aff:%v|tol:%v|", strings.Join(keys, ","), ps.Affinity, ps.Tolerations)
+		// JSON, not %v: tolerations and affinity hold pointers, whose
+		// addresses would make equal shapes differ.
+		constraints, _ := json.Marshal(struct {
+			Affinity    *corev1.NodeSelector `json:"a"`
+			Tolerations []corev1.Toleration  `json:"t"`
+		}{ps.Affinity, ps.Tolerations})
+		fmt.Fprintf(h, "ns:%s|%s|", strings.Join(keys, ","), constraints)
 	}
 	return fmt.Sprintf("%x", h.Sum64())
 }

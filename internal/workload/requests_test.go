@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
 
 func container(cpu, limit string) corev1.Container {
@@ -56,5 +58,20 @@ func TestPodRequests(t *testing.T) {
 				t.Errorf("cpu = %dm, want %dm", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestShapeIgnoresPointerIdentity(t *testing.T) {
+	build := func() *Info {
+		seconds := int64(300)
+		wl := &kueue.Workload{}
+		wl.Namespace, wl.Name = "ns", "w"
+		wl.Spec.PodSets = []kueue.PodSet{{Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Tolerations: []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, TolerationSeconds: &seconds}},
+		}}}}
+		return NewInfo(wl)
+	}
+	if a, b := build(), build(); a.Shape != b.Shape {
+		t.Errorf("equal workloads have shapes %s and %s", a.Shape, b.Shape)
 	}
 }

@@ -32,7 +32,8 @@ var Kind = integration.Kind{
 	Wrap:      func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
 	Finalizer: kueue.ManagedLabel,
 	Decide: func(o client.Object) integration.Decision {
-		if o.GetLabels()[kueue.ManagedLabel] != "true" {
+		// Grouped Pods are the GroupReconciler's.
+		if o.GetLabels()[kueue.ManagedLabel] != "true" || o.GetLabels()[kueue.PodGroupNameLabel] != "" {
 			return integration.Decision{}
 		}
 		return integration.Decision{Managed: true, QueueName: o.GetLabels()[kueue.QueueNameLabel]}

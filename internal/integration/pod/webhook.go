@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -151,7 +153,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.
 	if !w.Enabled {
 		return nil, nil
 	}
-	if err := invalid(p, validateStandalone(p)); err != nil {
+	if err := invalid(p, append(validateStandalone(p), validateGroup(p)...)); err != nil {
 		return nil, err
 	}
 	if !optedIn(p) {
@@ -168,7 +170,10 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldPod, newPod *corev1.Pod) 
 	if !w.Enabled {
 		return nil, nil
 	}
-	errs := validateStandalone(newPod)
+	errs := append(validateStandalone(newPod), validateGroup(newPod)...)
+	if oldPod.Labels[kueue.PodGroupNameLabel] != newPod.Labels[kueue.PodGroupNameLabel] {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.PodGroupNameLabel), "is immutable"))
+	}
 	if oldPod.Annotations[kueue.StandaloneAnnotation] != newPod.Annotations[kueue.StandaloneAnnotation] {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), "is immutable: set it when the Pod is created"))
 	}
@@ -184,6 +189,31 @@ func validateStandalone(p *corev1.Pod) field.ErrorList {
 		return field.ErrorList{field.NotSupported(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), v, []string{"true"})}
 	}
 	return nil
+}
+
+// validateGroup: a pod group is named and counted together, with a
+// positive count.
+func validateGroup(p *corev1.Pod) field.ErrorList {
+	name, hasName := p.Labels[kueue.PodGroupNameLabel]
+	count, hasCount := p.Annotations[kueue.PodGroupTotalCountAnno]
+	labels := field.NewPath("metadata", "labels")
+	annotations := field.NewPath("metadata", "annotations")
+	switch {
+	case hasName && !hasCount:
+		return field.ErrorList{field.Required(annotations.Key(kueue.PodGroupTotalCountAnno), "a Pod with "+kueue.PodGroupNameLabel+" needs the group's total count")}
+	case hasCount && !hasName:
+		return field.ErrorList{field.Required(labels.Key(kueue.PodGroupNameLabel), "a Pod with "+kueue.PodGroupTotalCountAnno+" needs the group's name")}
+	case !hasName:
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(labels.Key(kueue.PodGroupNameLabel), name, "must be a valid Workload name: "+msg))
+	}
+	if n, err := strconv.Atoi(count); err != nil || n < 1 {
+		errs = append(errs, field.Invalid(annotations.Key(kueue.PodGroupTotalCountAnno), count, "must be a positive integer"))
+	}
+	return errs
 }
 
 func invalid(p *corev1.Pod, errs field.ErrorList) error {

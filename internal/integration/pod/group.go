@@ -1,0 +1,297 @@
+package pod
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// GroupReconciler owns the Workload of each pod group
+// (kueue.x-k8s.io/pod-group-name + pod-group-total-count): one Workload
+// named after the group, a podSet per distinct pod shape, admitted only
+// once every Pod of the group exists, and all Pods ungated together.
+type GroupReconciler struct {
+	Client client.Client
+	Clock  clock.Clock
+}
+
+// groupMember tells whether a Pod belongs to a group sluice queues.
+func groupMember(o client.Object) bool {
+	return o.GetLabels()[kueue.ManagedLabel] == "true" && o.GetLabels()[kueue.PodGroupNameLabel] != ""
+}
+
+// IsGroupWorkload tells whether a Workload is a pod group's: its Pods must
+// stop before its reservation is cleared.
+func IsGroupWorkload(wl *kueue.Workload) bool { return wl.Labels[kueue.PodGroupNameLabel] != "" }
+
+func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		return res, nil
+	}
+	return res, err
+}
+
+func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(req.Namespace), client.MatchingLabels{kueue.PodGroupNameLabel: req.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing the Pods of group %s: %w", req, err)
+	}
+	pods := slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return !groupMember(&p) })
+	wl := &kueue.Workload{}
+	err := r.Client.Get(ctx, req.NamespacedName, wl)
+	if apierrors.IsNotFound(err) {
+		wl = nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wl == nil {
+		return ctrl.Result{}, r.create(ctx, req, pods)
+	}
+	if len(pods) == 0 {
+		// The group is gone; a Workload still waiting for it goes too.
+		if !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
+			return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, wl))
+		}
+	}
+	switch {
+	case workload.IsFinished(wl):
+		return ctrl.Result{}, r.releaseAll(ctx, pods, func(*corev1.Pod) bool { return true })
+	case workload.IsEvicting(wl):
+		return ctrl.Result{}, r.evict(ctx, wl, pods)
+	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
+		if err := r.ungate(ctx, wl, pods); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.syncEnd(ctx, wl, pods)
+	}
+	return ctrl.Result{}, nil
+}
+
+// create builds the group's Workload once every Pod exists (or at once
+// with pod-group-fast-admission).
+func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []corev1.Pod) error {
+	live := slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() })
+	if len(live) == 0 {
+		return nil
+	}
+	first := &live[0]
+	total, err := strconv.Atoi(first.Annotations[kueue.PodGroupTotalCountAnno])
+	if err != nil || total < 1 {
+		return nil // the webhook refuses such Pods; nothing to build
+	}
+	if len(live) < total && first.Annotations[kueue.PodGroupFastAdmissionAnno] != "true" {
+		return nil
+	}
+	wl := &kueue.Workload{
+		ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name,
+			Labels: map[string]string{kueue.PodGroupNameLabel: req.Name}},
+		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(first.Labels[kueue.QueueNameLabel]), PodSets: groupPodSets(live, total)},
+	}
+	if first.Annotations[kueue.StandaloneAnnotation] == "true" {
+		wl.Labels[kueue.StandaloneAnnotation] = "true"
+	}
+	for i := range live {
+		wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
+			APIVersion: "v1", Kind: "Pod", Name: live[i].Name, UID: live[i].UID})
+	}
+	if err := r.Client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the Workload of pod group %s: %w", req, err)
+	}
+	return nil
+}
+
+// groupPodSets: one podSet per distinct shape, named by the shape; Pods not
+// created yet (fast admission) count in the first shape.
+func groupPodSets(pods []corev1.Pod, total int) []kueue.PodSet {
+	byShape := map[string]*kueue.PodSet{}
+	for i := range pods {
+		name := shapeOf(&pods[i])
+		if ps, ok := byShape[name]; ok {
+			ps.Count++
+			continue
+		}
+		podSets, _ := (&Pod{&pods[i]}).PodSets()
+		ps := podSets[0]
+		ps.Name = kueue.PodSetReference(name)
+		byShape[name] = &ps
+	}
+	names := slices.Sorted(maps.Keys(byShape))
+	out := make([]kueue.PodSet, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byShape[n])
+	}
+	if missing := int32(total - len(pods)); missing > 0 && len(out) > 0 {
+		out[0].Count += missing
+	}
+	return out
+}
+
+// shapeOf names a Pod's role in its group: a hash of what admission looks
+// at (requests, node selector, tolerations, affinity).
+func shapeOf(p *corev1.Pod) string {
+	h := sha256.New()
+	requests := workload.PodRequests(&p.Spec)
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		fmt.Fprintf(h, "%s=%d;", name, requests[name])
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Spec.NodeSelector)) {
+		fmt.Fprintf(h, "ns:%s=%s;", k, p.Spec.NodeSelector[k])
+	}
+	// JSON, not %v: tolerations and affinity hold pointers.
+	constraints, _ := json.Marshal(struct {
+		Tolerations []corev1.Toleration `json:"t"`
+		Affinity    *corev1.Affinity    `json:"a"`
+	}{p.Spec.Tolerations, p.Spec.Affinity})
+	h.Write(constraints)
+	return hex.EncodeToString(h.Sum(nil))[:8]
+}
+
+// ungate starts the group's gated Pods, each with its podSet's flavor.
+func (r *GroupReconciler) ungate(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) error {
+	infos, err := integration.PodSetInfos(ctx, r.Client, wl)
+	if err != nil {
+		return err
+	}
+	byName := map[kueue.PodSetReference]integration.PodSetInfo{}
+	for _, info := range infos {
+		byName[info.Name] = info
+	}
+	for i := range pods {
+		p := &Pod{&pods[i]}
+		if !p.IsSuspended() || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		info, ok := byName[kueue.PodSetReference(shapeOf(p.Pod))]
+		if !ok {
+			continue // a shape the admission doesn't know: it waits for a new Workload
+		}
+		if err := p.Run([]integration.PodSetInfo{info}); err != nil {
+			return fmt.Errorf("starting Pod %s of group %s: %w", p.Name, wl.Name, err)
+		}
+		if err := r.Client.Update(ctx, p.Pod); err != nil {
+			return fmt.Errorf("starting Pod %s of group %s: %w", p.Name, wl.Name, err)
+		}
+	}
+	return nil
+}
+
+// syncEnd finishes the Workload when the group is done: every Pod
+// succeeded (not for serving groups), or a Pod that may not be retried
+// failed. Failed Pods that may be retried let go, for their replacements.
+func (r *GroupReconciler) syncEnd(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) error {
+	total := int(wl.Spec.PodSets[0].Count)
+	for _, ps := range wl.Spec.PodSets[1:] {
+		total += int(ps.Count)
+	}
+	succeeded, failedForGood := 0, false
+	for i := range pods {
+		switch pods[i].Status.Phase {
+		case corev1.PodSucceeded:
+			succeeded++
+		case corev1.PodFailed:
+			failedForGood = failedForGood || pods[i].Annotations[kueue.RetriableInGroupAnno] == "false"
+		}
+	}
+	serving := len(pods) > 0 && pods[0].Annotations[kueue.PodGroupServingAnno] == "true"
+	reason, message := "", ""
+	switch {
+	case failedForGood:
+		reason, message = integration.FinishedReasonFailed, "a Pod of the group failed and may not be retried (retriable-in-group: false)"
+	case !serving && succeeded >= total:
+		reason, message = integration.FinishedReasonSucceeded, fmt.Sprintf("all %d Pods of the group succeeded", total)
+	}
+	if reason == "" {
+		return r.releaseAll(ctx, pods, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(r.Clock.Now()), ObservedGeneration: wl.Generation})
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("finishing the Workload of pod group %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// evict deletes the group's running Pods, and gives the quota back once
+// none runs.
+func (r *GroupReconciler) evict(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) error {
+	running := false
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.DeletionTimestamp.IsZero() && !gated(p) {
+			if err := r.Client.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting Pod %s of evicted group %s: %w", p.Name, wl.Name, err)
+			}
+		}
+		running = running || !gated(p)
+	}
+	if err := r.releaseAll(ctx, pods, func(p *corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() }); err != nil {
+		return err
+	}
+	if running {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("clearing the reservation of pod group %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// releaseAll removes the finalizer from the Pods that match.
+func (r *GroupReconciler) releaseAll(ctx context.Context, pods []corev1.Pod, match func(*corev1.Pod) bool) error {
+	for i := range pods {
+		p := &pods[i]
+		if !match(p) || !controllerutil.RemoveFinalizer(p, kueue.ManagedLabel) {
+			continue
+		}
+		if err := r.Client.Update(ctx, p); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("releasing Pod %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// SetupWithManager watches grouped Pods and group Workloads, both mapped to
+// the group.
+func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	toGroup := func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetLabels()[kueue.PodGroupNameLabel]
+		if name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("pod-group").
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(toGroup), builder.WithPredicates(predicate.NewPredicateFuncs(groupMember))).
+		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(toGroup)).
+		Complete(r)
+}
