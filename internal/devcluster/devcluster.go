@@ -296,11 +296,11 @@ func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environmen
 
 // ManagerConfig is the configuration of a manager running next to env: its
 // webhooks serve on the address and certificates envtest registered, it
-// opens no metrics or probe ports, and it queues batch Jobs, plain Pods and
-// Deployments (through their Pods).
+// opens no metrics or probe ports, and it queues batch Jobs, plain Pods,
+// and Deployments and StatefulSets (through their Pods).
 func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
 	cfg := configapi.Default()
-	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment}
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment, configapi.FrameworkStatefulSet}
 	cfg.InternalCertManagement.Enable = ptr.To(false)
 	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost
 	cfg.Webhook.Port = ptr.To(env.WebhookInstallOptions.LocalServingPort)

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/integration/deployment"
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/pod"
+	"github.com/sluicehq/sluice/internal/integration/statefulset"
 )
 
 // implementedKinds are the job kinds sluice drives; other frameworks of
@@ -31,8 +32,11 @@ type integrations struct {
 
 func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
 	in := &integrations{enabled: map[string]bool{}}
-	// Deployments are queued through their Pods: no kind of their own.
-	in.enabled[configapi.FrameworkDeployment] = slices.Contains(cfg.Integrations.Frameworks, configapi.FrameworkDeployment)
+	// Deployments and StatefulSets are queued through their Pods: no kind
+	// of their own.
+	for _, fw := range []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet} {
+		in.enabled[fw] = slices.Contains(cfg.Integrations.Frameworks, fw)
+	}
 	for _, k := range implementedKinds {
 		if slices.Contains(cfg.Integrations.Frameworks, k.Framework) {
 			in.kinds = append(in.kinds, k)
@@ -100,5 +104,8 @@ func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return deployment.SetupWebhook(mgr, &deployment.Webhook{Enabled: in.enabled[configapi.FrameworkDeployment]})
+	if err := deployment.SetupWebhook(mgr, &deployment.Webhook{Enabled: in.enabled[configapi.FrameworkDeployment]}); err != nil {
+		return err
+	}
+	return statefulset.SetupWebhook(mgr, &statefulset.Webhook{Enabled: in.enabled[configapi.FrameworkStatefulSet]})
 }

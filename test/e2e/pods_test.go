@@ -118,3 +118,83 @@ func TestSparkLikeExecutorsQueue(t *testing.T) {
 		return running == 2 && gated == 0, err
 	})
 }
+
+// A group of three 1-CPU Pods in a queue with 2 CPU: nothing runs; with
+// 3 CPU, all three start together.
+func TestPodGroupRunsAllOrNothing(t *testing.T) {
+	c := sharedClient(t)
+	e2eQueue(t, c, "e2e-group", "on-demand", "2")
+	labels := map[string]string{"role": "gang"}
+	for i := range 3 {
+		tmpl := podTemplate(map[string]string{kueue.QueueNameLabel: "lq", kueue.PodGroupNameLabel: "gang", "role": "gang"}, "")
+		tmpl.Annotations[kueue.PodGroupTotalCountAnno] = "3"
+		tmpl.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "e2e-group", Name: fmt.Sprintf("gang-%d", i), Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+		if err := c.Create(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the group to wait for quota", func(ctx context.Context) (bool, error) {
+		wl := &kueue.Workload{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "e2e-group", Name: "gang"}, wl); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, cond := range wl.Status.Conditions {
+			// ExceedsMaxQuota: 3 CPU can't fit in this queue's 2, yet.
+			if cond.Type == kueue.WorkloadQuotaReserved && cond.Status == metav1.ConditionFalse {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if running, gated, err := podCounts(t.Context(), c, "e2e-group", labels); err != nil || running != 0 || gated != 3 {
+		t.Fatalf("%d running, %d gated (err %v), want none running while quota is short", running, gated, err)
+	}
+	cq := &kueue.ClusterQueue{}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "e2e-group"}, cq); err != nil {
+		t.Fatal(err)
+	}
+	cq.Spec.ResourceGroups[0].Flavors[0].Resources[0].NominalQuota = resource.MustParse("3")
+	if err := c.Update(t.Context(), cq); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "all three Pods running", func(ctx context.Context) (bool, error) {
+		running, gated, err := podCounts(ctx, c, "e2e-group", labels)
+		return running == 3 && gated == 0, err
+	})
+}
+
+// A StatefulSet of three replicas is admitted as one group.
+func TestStatefulSetAdmittedAsOneGroup(t *testing.T) {
+	c := sharedClient(t)
+	e2eQueue(t, c, "e2e-sts", "on-demand", "3")
+	labels := map[string]string{"app": "db"}
+	tmpl := podTemplate(labels, "")
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	tmpl.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "e2e-sts", Name: "db", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			ServiceName: "db", Template: tmpl},
+	}
+	if err := c.Create(t.Context(), sts); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "three replicas ready", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
+			return false, err
+		}
+		return sts.Status.ReadyReplicas == 3, nil
+	})
+	list := &kueue.WorkloadList{}
+	if err := c.List(t.Context(), list, client.InNamespace("e2e-sts")); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != "statefulset-db" || list.Items[0].Spec.PodSets[0].Count != 3 {
+		var names []string
+		for _, wl := range list.Items {
+			names = append(names, wl.Name)
+		}
+		t.Errorf("Workloads %v, want one, statefulset-db, of 3 Pods", names)
+	}
+}

@@ -71,10 +71,8 @@ func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, r.create(ctx, req, pods)
 	}
 	if len(pods) == 0 {
-		// The group is gone; a Workload still waiting for it goes too.
-		if !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
-			return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, wl))
-		}
+		// The group is gone, and with it what the Workload held.
+		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, wl))
 	}
 	switch {
 	case workload.IsFinished(wl):
@@ -179,15 +177,28 @@ func (r *GroupReconciler) ungate(ctx context.Context, wl *kueue.Workload, pods [
 	for _, info := range infos {
 		byName[info.Name] = info
 	}
+	// Room per podSet: its admitted count less its Pods that run (a
+	// replacement Pod starts only in the place of one that ended).
+	room := map[kueue.PodSetReference]int32{}
+	for _, info := range infos {
+		room[info.Name] = info.Count
+	}
+	for i := range pods {
+		if p := &pods[i]; !gated(p) && p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			room[kueue.PodSetReference(shapeOf(p))]--
+		}
+	}
 	for i := range pods {
 		p := &Pod{&pods[i]}
 		if !p.IsSuspended() || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		info, ok := byName[kueue.PodSetReference(shapeOf(p.Pod))]
-		if !ok {
-			continue // a shape the admission doesn't know: it waits for a new Workload
+		name := kueue.PodSetReference(shapeOf(p.Pod))
+		info, ok := byName[name]
+		if !ok || room[name] <= 0 {
+			continue // no place for it in the admission: it waits
 		}
+		room[name]--
 		if err := p.Run([]integration.PodSetInfo{info}); err != nil {
 			return fmt.Errorf("starting Pod %s of group %s: %w", p.Name, wl.Name, err)
 		}

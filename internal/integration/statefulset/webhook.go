@@ -1,0 +1,96 @@
+// Package statefulset queues a StatefulSet as one pod group: the webhook
+// puts the queue, a group name derived from the StatefulSet, the replica
+// count, serving and fast admission on its pod template, so that the pod
+// integration admits all replicas together and lets a rolling update
+// replace Pods within the admission. It must not create Workloads itself.
+package statefulset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// +kubebuilder:webhook:path=/mutate-apps-v1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=mstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-v1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=vstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
+
+// Framework is the value of pod-suspending-parent on a StatefulSet's Pods.
+const Framework = "statefulset"
+
+// maxLabelValue is the longest label value the API takes.
+const maxLabelValue = 63
+
+// GroupName is the pod group of a StatefulSet's Pods: "statefulset-<name>",
+// cut and suffixed with a hash when that is longer than a label value.
+func GroupName(name string) string {
+	group := "statefulset-" + name
+	if len(group) <= maxLabelValue {
+		return group
+	}
+	sum := sha256.Sum256([]byte(name))
+	return group[:maxLabelValue-6] + "-" + hex.EncodeToString(sum[:])[:5]
+}
+
+// Webhook makes a queued StatefulSet's Pods one pod group. With the
+// statefulset framework disabled it lets everything through.
+type Webhook struct {
+	Enabled bool
+}
+
+// SetupWebhook registers both webhooks of StatefulSets.
+func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
+	return ctrl.NewWebhookManagedBy(mgr, &appsv1.StatefulSet{}).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// Default writes the group onto the pod template.
+func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
+	queue := s.Labels[kueue.QueueNameLabel]
+	if !w.Enabled || queue == "" {
+		return nil
+	}
+	tmpl := &s.Spec.Template
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels[kueue.QueueNameLabel] = queue
+	tmpl.Labels[kueue.PodGroupNameLabel] = GroupName(s.Name)
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	tmpl.Annotations[kueue.PodGroupTotalCountAnno] = strconv.Itoa(int(ptr.Deref(s.Spec.Replicas, 1)))
+	tmpl.Annotations[kueue.PodGroupServingAnno] = "true"
+	// Pods of an OrderedReady StatefulSet come one at a time, each after the
+	// previous is Ready: the group is admitted for all replicas at once,
+	// and its Pods start as they come.
+	tmpl.Annotations[kueue.PodGroupFastAdmissionAnno] = "true"
+	tmpl.Annotations[kueue.PodSuspendingParentAnno] = Framework
+	return nil
+}
+
+func (w *Webhook) ValidateCreate(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate keeps the queue while Pods may hold quota.
+func (w *Webhook) ValidateUpdate(_ context.Context, oldS, newS *appsv1.StatefulSet) (admission.Warnings, error) {
+	if !w.Enabled || oldS.Labels[kueue.QueueNameLabel] == newS.Labels[kueue.QueueNameLabel] || oldS.Status.Replicas == 0 {
+		return nil, nil
+	}
+	path := field.NewPath("metadata", "labels").Key(kueue.QueueNameLabel)
+	return nil, apierrors.NewInvalid(appsv1.SchemeGroupVersion.WithKind("StatefulSet").GroupKind(), newS.Name, field.ErrorList{
+		field.Forbidden(path, "can change only while the StatefulSet has no Pods (scale it to 0 first): its Pods may hold quota in the current queue")})
+}
+
+func (w *Webhook) ValidateDelete(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {
+	return nil, nil
+}
