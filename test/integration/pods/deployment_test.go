@@ -51,3 +51,27 @@ func TestDeploymentPassesItsQueueToItsPods(t *testing.T) {
 		t.Errorf("changing the queue of a Deployment scaled to 0: %v", err)
 	}
 }
+
+func TestStatefulSetMakesItsPodsOneGroup(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	labels := map[string]string{"app": "db"}
+	tmpl := newPodTemplate()
+	tmpl.Labels = labels
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(3)), Selector: &metav1.LabelSelector{MatchLabels: labels}, ServiceName: "db", Template: tmpl}}
+	cluster.MustCreate(t, s)
+	got := s.Spec.Template
+	want := map[string]string{
+		kueue.PodGroupTotalCountAnno: "3", kueue.PodGroupServingAnno: "true",
+		kueue.PodGroupFastAdmissionAnno: "true", kueue.PodSuspendingParentAnno: "statefulset",
+	}
+	for k, v := range want {
+		if got.Annotations[k] != v {
+			t.Errorf("template annotation %s = %q, want %q", k, got.Annotations[k], v)
+		}
+	}
+	if got.Labels[kueue.PodGroupNameLabel] != "statefulset-db" || got.Labels[kueue.QueueNameLabel] != "lq" {
+		t.Errorf("template labels %v, want group statefulset-db in lq", got.Labels)
+	}
+}

@@ -204,3 +204,37 @@ func TestGroupValidation(t *testing.T) {
 		}
 	})
 }
+
+// A serving group keeps its admission while a Pod is replaced: the new Pod
+// of the same group starts in the place of the one that went.
+func TestServingGroupReplacesPods(t *testing.T) {
+	ns, _ := newQueue(t, "2")
+	group := cluster.Unique("serving")
+	var pods []*corev1.Pod
+	for range 2 {
+		p := groupPod(ns, group, 2)
+		p.Annotations[kueue.PodGroupServingAnno] = "true"
+		cluster.MustCreate(t, p)
+		pods = append(pods, p)
+	}
+	waitAllUngated(t, pods)
+	wl := groupWorkload(ns, group)
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	// One more Pod while both run: no room in the admission, it waits.
+	extra := groupPod(ns, group, 2)
+	extra.Annotations[kueue.PodGroupServingAnno] = "true"
+	cluster.MustCreate(t, extra)
+	if err := cluster.Client.Delete(context.Background(), pods[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, extra, "to start in the place of the deleted Pod", ungated)
+	current := groupWorkload(ns, group)
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(current), current); err != nil {
+		t.Fatal(err)
+	}
+	if current.UID != wl.UID || current.Status.Admission == nil {
+		t.Errorf("the group lost its admission while a Pod was replaced (uid %s -> %s, admission %v)", wl.UID, current.UID, current.Status.Admission)
+	}
+}
