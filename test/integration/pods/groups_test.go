@@ -238,3 +238,55 @@ func TestServingGroupReplacesPods(t *testing.T) {
 		t.Errorf("the group lost its admission while a Pod was replaced (uid %s -> %s, admission %v)", wl.UID, current.UID, current.Status.Admission)
 	}
 }
+
+// A failed Pod of a group is let go and replaced by a new Pod of the same
+// group; a Pod that may not be retried fails the whole group.
+func TestGroupPodFailures(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	t.Run("retried", func(t *testing.T) {
+		group := cluster.Unique("retry")
+		var pods []*corev1.Pod
+		for range 2 {
+			p := groupPod(ns, group, 2)
+			cluster.MustCreate(t, p)
+			pods = append(pods, p)
+		}
+		waitAllUngated(t, pods)
+		setPhase(t, pods[0], corev1.PodFailed)
+		waitPod(t, pods[0], "to be let go", func(p *corev1.Pod) error {
+			if slices.Contains(p.Finalizers, kueue.ManagedLabel) {
+				return fmt.Errorf("finalizers %v", p.Finalizers)
+			}
+			return nil
+		})
+		replacement := groupPod(ns, group, 2)
+		cluster.MustCreate(t, replacement)
+		waitPod(t, replacement, "to start in the failed Pod's place", ungated)
+		wl := groupWorkload(ns, group)
+		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
+			t.Fatal(err)
+		}
+		if finishedWith(integration.FinishedReasonFailed)(wl) == nil {
+			t.Error("a retriable failure finished the group")
+		}
+	})
+	t.Run("not retriable", func(t *testing.T) {
+		group := cluster.Unique("once")
+		var pods []*corev1.Pod
+		for range 2 {
+			p := groupPod(ns, group, 2)
+			p.Annotations[kueue.RetriableInGroupAnno] = "false"
+			cluster.MustCreate(t, p)
+			pods = append(pods, p)
+		}
+		waitAllUngated(t, pods)
+		setPhase(t, pods[1], corev1.PodFailed)
+		framework.Eventually(t, "the group to finish Failed", func(ctx context.Context) (bool, error) {
+			wl := groupWorkload(ns, group)
+			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(wl), wl); err != nil {
+				return false, err
+			}
+			return true, finishedWith(integration.FinishedReasonFailed)(wl)
+		})
+	})
+}
