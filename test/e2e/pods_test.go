@@ -164,10 +164,12 @@ func TestPodGroupRunsAllOrNothing(t *testing.T) {
 	})
 }
 
-// A StatefulSet of three replicas is admitted as one group.
+// A StatefulSet of three replicas is admitted as one group; scaled up it is
+// admitted again at its new size, scaled down it gives quota back without
+// restarting.
 func TestStatefulSetAdmittedAsOneGroup(t *testing.T) {
 	c := sharedClient(t)
-	e2eQueue(t, c, "e2e-sts", "on-demand", "3")
+	e2eQueue(t, c, "e2e-sts", "on-demand", "4")
 	labels := map[string]string{"app": "db"}
 	tmpl := podTemplate(labels, "")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
@@ -197,4 +199,58 @@ func TestStatefulSetAdmittedAsOneGroup(t *testing.T) {
 		}
 		t.Errorf("Workloads %v, want one, statefulset-db, of 3 Pods", names)
 	}
+	scaleStatefulSet(t, c)
+}
+
+// scaleStatefulSet scales e2e-sts/db from 3 to 4 (admitted again whole)
+// and to 2 (quota of two Pods given back).
+func scaleStatefulSet(t *testing.T, c client.Client) {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	key := client.ObjectKey{Namespace: "e2e-sts", Name: "db"}
+	scale := func(replicas int32) {
+		t.Helper()
+		if err := c.Get(t.Context(), key, sts); err != nil {
+			t.Fatal(err)
+		}
+		sts.Spec.Replicas = ptr.To(replicas)
+		if err := c.Update(t.Context(), sts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groupWorkload := func(ctx context.Context) (*kueue.Workload, error) {
+		wl := &kueue.Workload{}
+		return wl, c.Get(ctx, client.ObjectKey{Namespace: "e2e-sts", Name: "statefulset-db"}, wl)
+	}
+	scale(4)
+	eventually(t, "four replicas ready, admitted as a group of 4", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, sts); err != nil {
+			return false, err
+		}
+		wl, err := groupWorkload(ctx)
+		if err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return sts.Status.ReadyReplicas == 4 && wl.Status.Admission != nil && wl.Spec.PodSets[0].Count == 4, nil
+	})
+	scale(2)
+	last := ""
+	defer func() { t.Logf("last seen: %s", last) }()
+	eventually(t, "the group to give back two Pods' quota", func(ctx context.Context) (bool, error) {
+		wl, err := groupWorkload(ctx)
+		if err != nil {
+			return false, err
+		}
+		reclaimable := int32(0)
+		for _, rp := range wl.Status.ReclaimablePods {
+			reclaimable += rp.Count
+		}
+		cq := &kueue.ClusterQueue{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-sts"}, cq); err != nil {
+			return false, err
+		}
+		used := cq.Status.FlavorsUsage[0].Resources[0].Total
+		last = fmt.Sprintf("uid %s reclaimable %v, counts %v, usage %s, conditions %v", wl.UID, wl.Status.ReclaimablePods, wl.Spec.PodSets[0].Count, used.String(), wl.Status.Conditions)
+		return reclaimable == 2 && used.Cmp(resource.MustParse("2")) == 0, nil
+	})
 }

@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strconv"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +36,9 @@ import (
 // once every Pod of the group exists, and all Pods ungated together.
 type GroupReconciler struct {
 	Client client.Client
-	Clock  clock.Clock
+	// APIReader reads the StatefulSet that owns a group (its replicas).
+	APIReader client.Reader
+	Clock     clock.Clock
 }
 
 // groupMember tells whether a Pod belongs to a group sluice queues.
@@ -74,6 +78,9 @@ func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		// The group is gone, and with it what the Workload held.
 		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, wl))
 	}
+	if resized, err := r.resize(ctx, wl, pods); resized || err != nil {
+		return ctrl.Result{}, err
+	}
 	switch {
 	case workload.IsFinished(wl):
 		return ctrl.Result{}, r.releaseAll(ctx, pods, func(*corev1.Pod) bool { return true })
@@ -96,9 +103,9 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 		return nil
 	}
 	first := &live[0]
-	total, err := strconv.Atoi(first.Annotations[kueue.PodGroupTotalCountAnno])
+	total, err := r.desiredTotal(ctx, first)
 	if err != nil || total < 1 {
-		return nil // the webhook refuses such Pods; nothing to build
+		return err // a count below 1 is refused by the webhook; nothing to build
 	}
 	if len(live) < total && first.Annotations[kueue.PodGroupFastAdmissionAnno] != "true" {
 		return nil
@@ -111,14 +118,95 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 	if first.Annotations[kueue.StandaloneAnnotation] == "true" {
 		wl.Labels[kueue.StandaloneAnnotation] = "true"
 	}
-	for i := range live {
-		wl.OwnerReferences = append(wl.OwnerReferences, metav1.OwnerReference{
-			APIVersion: "v1", Kind: "Pod", Name: live[i].Name, UID: live[i].UID})
-	}
+	// No owner references: the Pods of a group come and go (replacements,
+	// scaling, rolling updates), and the garbage collector would delete the
+	// Workload of an admitted group the moment its first Pods were gone.
+	// The Workload goes when the group has no Pods left.
 	if err := r.Client.Create(ctx, wl); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the Workload of pod group %s: %w", req, err)
 	}
 	return nil
+}
+
+// desiredTotal is how many Pods the group should have: its StatefulSet's
+// replicas when a StatefulSet owns it (scaling doesn't touch the pod
+// template), else the total-count annotation.
+func (r *GroupReconciler) desiredTotal(ctx context.Context, p *corev1.Pod) (int, error) {
+	if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" && r.APIReader != nil {
+		sts := &appsv1.StatefulSet{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, sts)
+		if err == nil && sts.UID == owner.UID {
+			return int(ptr.Deref(sts.Spec.Replicas, 1)), nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("reading StatefulSet %s: %w", owner.Name, err)
+		}
+	}
+	total, err := strconv.Atoi(p.Annotations[kueue.PodGroupTotalCountAnno])
+	if err != nil {
+		return 0, nil
+	}
+	return total, nil
+}
+
+// ReasonResized evicts a pod group scaled beyond its admission: it is
+// admitted again at its new size.
+const ReasonResized = "Resized"
+
+// resize brings a group's Workload to the group's size. A pending Workload
+// is rebuilt; an admitted group that shrank reports the Pods it no longer
+// needs as reclaimable (their quota frees up, nothing restarts); one that
+// grew is evicted, to be admitted again whole.
+func (r *GroupReconciler) resize(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) (bool, error) {
+	if workload.IsFinished(wl) || workload.IsEvicting(wl) || len(pods) == 0 {
+		return false, nil
+	}
+	desired, err := r.desiredTotal(ctx, &pods[0])
+	if err != nil || desired < 1 {
+		return false, err
+	}
+	admitted := int32(0)
+	for _, ps := range wl.Spec.PodSets {
+		admitted += ps.Count
+	}
+	reclaimable := int32(0)
+	for _, rp := range wl.Status.ReclaimablePods {
+		reclaimable += rp.Count
+	}
+	switch {
+	case int32(desired) == admitted-reclaimable:
+		return false, nil
+	case !workload.HasQuotaReservation(wl):
+		if int32(desired) == admitted {
+			return false, nil
+		}
+		return true, client.IgnoreNotFound(r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}))
+	case int32(desired) < admitted-reclaimable:
+		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		wl.Status.ReclaimablePods = shrink(wl.Spec.PodSets, wl.Status.ReclaimablePods, admitted-reclaimable-int32(desired))
+		return true, r.Client.Status().Patch(ctx, wl, patch)
+	default:
+		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		workload.MarkEvicted(wl, ReasonResized, fmt.Sprintf("the group grew to %d Pods, beyond the %d admitted: it is admitted again at its new size", desired, admitted-reclaimable), r.Clock.Now())
+		return true, r.Client.Status().Patch(ctx, wl, patch)
+	}
+}
+
+// shrink adds n reclaimable Pods, from the last podSet backwards, within
+// each podSet's count.
+func shrink(podSets []kueue.PodSet, current []kueue.ReclaimablePod, n int32) []kueue.ReclaimablePod {
+	out := slices.Clone(current)
+	for i := len(podSets) - 1; i >= 0 && n > 0; i-- {
+		j := slices.IndexFunc(out, func(rp kueue.ReclaimablePod) bool { return rp.Name == podSets[i].Name })
+		if j < 0 {
+			out = append(out, kueue.ReclaimablePod{Name: podSets[i].Name})
+			j = len(out) - 1
+		}
+		take := min(n, podSets[i].Count-out[j].Count)
+		out[j].Count += take
+		n -= take
+	}
+	return slices.DeleteFunc(out, func(rp kueue.ReclaimablePod) bool { return rp.Count == 0 })
 }
 
 // groupPodSets: one podSet per distinct shape, named by the shape; Pods not

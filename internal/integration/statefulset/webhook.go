@@ -67,7 +67,11 @@ func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
 	if tmpl.Annotations == nil {
 		tmpl.Annotations = map[string]string{}
 	}
-	tmpl.Annotations[kueue.PodGroupTotalCountAnno] = strconv.Itoa(int(ptr.Deref(s.Spec.Replicas, 1)))
+	// Set once: scaling must not change the template (that would replace
+	// every Pod); the group follows spec.replicas.
+	if _, ok := tmpl.Annotations[kueue.PodGroupTotalCountAnno]; !ok {
+		tmpl.Annotations[kueue.PodGroupTotalCountAnno] = strconv.Itoa(int(ptr.Deref(s.Spec.Replicas, 1)))
+	}
 	tmpl.Annotations[kueue.PodGroupServingAnno] = "true"
 	// Pods of an OrderedReady StatefulSet come one at a time, each after the
 	// previous is Ready: the group is admitted for all replicas at once,
