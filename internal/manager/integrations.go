@@ -28,6 +28,8 @@ type integrations struct {
 	policy *integration.Policy
 	// enabled by framework name, for the webhooks that are always served.
 	enabled map[string]bool
+	// notices delivers the pod webhook's notices as Events (pod enabled).
+	notices *pod.Notices
 }
 
 func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
@@ -75,6 +77,10 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 		}
 	}
 	if in.enabled[configapi.FrameworkPod] {
+		in.notices = pod.NewNotices(mgr.GetAPIReader(), mgr.GetEventRecorder("sluice-pod-controller"))
+		if err := in.notices.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up pod notices: %w", err)
+		}
 		if err := (&pod.GroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod groups: %w", err)
 		}
@@ -100,6 +106,7 @@ func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
 		Policy:      in.policy,
 		Reader:      mgr.GetClient(),
 		OwnerReader: mgr.GetAPIReader(),
+		Notices:     in.notices,
 	})
 	if err != nil {
 		return err

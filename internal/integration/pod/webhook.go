@@ -25,10 +25,10 @@ import (
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create;update,versions=v1,name=vpod.kueue.x-k8s.io,admissionReviewVersions=v1
 
-// Messages of the standalone opt-in's admission warnings.
+// Messages of the standalone opt-in's notices.
 const (
-	WarningStandaloneWithoutQueue      = "StandaloneWithoutQueue: kueue.x-k8s.io/standalone is set but no LocalQueue applies (no queue-name label, no LocalQueue \"default\" in the namespace): the Pod is not queued"
-	WarningStandaloneUnderQueuedParent = "StandaloneUnderQueuedParent: kueue.x-k8s.io/standalone is ignored: the Pod's queued %s %s already counts it in its Workload"
+	messageWithoutQueue      = "kueue.x-k8s.io/standalone is set but no LocalQueue applies (no queue-name label, no LocalQueue \"default\" in the namespace): the Pod is not queued"
+	messageUnderQueuedParent = "kueue.x-k8s.io/standalone is ignored: the Pod's queued %s %s already counts it in its Workload"
 )
 
 // Webhook gates the Pods sluice queues as they are created, and checks the
@@ -41,6 +41,8 @@ type Webhook struct {
 	Reader client.Reader
 	// OwnerReader reads owners for the walk, from the API server.
 	OwnerReader client.Reader
+	// Notices, when set, turns the warnings into Events on the Pod.
+	Notices *Notices
 }
 
 // SetupWebhook registers both webhooks of Pods.
@@ -51,7 +53,9 @@ func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
 // verdict is what the webhook decided for a new Pod.
 type verdict struct {
 	decision integration.Decision
-	warning  string
+	// notice is the reason (an event reason) and message of an opt-in
+	// without effect.
+	notice, message string
 }
 
 func optedIn(p *corev1.Pod) bool {
@@ -80,7 +84,7 @@ func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 			return verdict{}, err
 		}
 		if counted != nil {
-			return verdict{warning: fmt.Sprintf(WarningStandaloneUnderQueuedParent, counted.kind.Kind, counted.obj.GetName())}, nil
+			return verdict{notice: EventStandaloneUnderQueuedParent, message: fmt.Sprintf(messageUnderQueuedParent, counted.kind.Kind, counted.obj.GetName())}, nil
 		}
 	}
 	d, err := w.Policy.QueueFor(ctx, w.Reader, p)
@@ -88,7 +92,7 @@ func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 		return verdict{}, err
 	}
 	if !d.Managed && optedIn(p) {
-		return verdict{warning: WarningStandaloneWithoutQueue}, nil
+		return verdict{notice: EventStandaloneWithoutQueue, message: messageWithoutQueue}, nil
 	}
 	return verdict{decision: d}, nil
 }
@@ -160,10 +164,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.
 		return nil, nil
 	}
 	v, err := w.judge(ctx, p)
-	if err != nil || v.warning == "" {
+	if err != nil || v.notice == "" {
 		return nil, err
 	}
-	return admission.Warnings{v.warning}, nil
+	w.Notices.Add(p.Namespace, p.Name, v.notice, v.message)
+	return admission.Warnings{v.notice + ": " + v.message}, nil
 }
 
 func (w *Webhook) ValidateUpdate(_ context.Context, oldPod, newPod *corev1.Pod) (admission.Warnings, error) {

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -295,6 +296,38 @@ func TestStandalonePodUnderAQueuedJobIsIgnored(t *testing.T) {
 		t.Fatal("a standalone Pod under a queued Job was gated: its Job's Workload counts it")
 	}
 	noWorkloadFor(t, p)
+	waitWarning(t, p, pod.EventStandaloneUnderQueuedParent, "Job "+job.Name)
+}
+
+func TestStandaloneWithoutQueueIsLeftAloneWithAWarning(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	driver := newPod(ns, "")
+	cluster.MustCreate(t, driver)
+	p := standalone(newPod(ns, ""))
+	ownedBy(p, driver, "Pod", "v1")
+	cluster.MustCreate(t, p)
+	if isGated(p) {
+		t.Fatal("a standalone Pod without a queue was gated")
+	}
+	waitWarning(t, p, pod.EventStandaloneWithoutQueue, "no LocalQueue applies")
+}
+
+// waitWarning waits for a Warning event on the Pod with the reason and a
+// note containing part.
+func waitWarning(t *testing.T, p *corev1.Pod, reason, part string) {
+	t.Helper()
+	framework.Eventually(t, fmt.Sprintf("a %s event on %s", reason, p.Name), func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := cluster.Client.List(ctx, list, client.InNamespace(p.Namespace)); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.UID == p.UID && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Note, part) {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d events in the namespace, none matching", len(list.Items))
+	})
 }
 
 func newPodTemplate() corev1.PodTemplateSpec {
