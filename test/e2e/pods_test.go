@@ -249,8 +249,37 @@ func scaleStatefulSet(t *testing.T, c client.Client) {
 		if err := c.Get(ctx, client.ObjectKey{Name: "e2e-sts"}, cq); err != nil {
 			return false, err
 		}
+		if len(cq.Status.FlavorsUsage) == 0 || len(cq.Status.FlavorsUsage[0].Resources) == 0 {
+			return false, nil
+		}
 		used := cq.Status.FlavorsUsage[0].Resources[0].Total
 		last = fmt.Sprintf("uid %s reclaimable %v, counts %v, usage %s, conditions %v", wl.UID, wl.Status.ReclaimablePods, wl.Spec.PodSets[0].Count, used.String(), wl.Status.Conditions)
 		return reclaimable == 2 && used.Cmp(resource.MustParse("2")) == 0, nil
 	})
+
+	// A rolling update replaces both Pods within the admission.
+	before, err := groupWorkload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(t.Context(), key, sts); err != nil {
+		t.Fatal(err)
+	}
+	sts.Spec.Template.Annotations["rollout"] = "2"
+	if err := c.Update(t.Context(), sts); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the rolling update to finish", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, sts); err != nil {
+			return false, err
+		}
+		return sts.Status.UpdatedReplicas == 2 && sts.Status.ReadyReplicas == 2 && sts.Status.CurrentRevision == sts.Status.UpdateRevision, nil
+	})
+	after, err := groupWorkload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != before.UID || after.Status.Admission == nil {
+		t.Errorf("the group lost its admission in the rolling update (uid %s -> %s)", before.UID, after.UID)
+	}
 }
