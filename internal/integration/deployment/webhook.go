@@ -10,12 +10,11 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -61,15 +60,10 @@ func (w *Webhook) ValidateCreate(context.Context, *appsv1.Deployment) (admission
 // while the Deployment has no Pods (status.replicas is 0), which sluice
 // reads without listing Pods.
 func (w *Webhook) ValidateUpdate(_ context.Context, oldD, newD *appsv1.Deployment) (admission.Warnings, error) {
-	if !w.Enabled || oldD.Labels[kueue.QueueNameLabel] == newD.Labels[kueue.QueueNameLabel] {
+	if !w.Enabled {
 		return nil, nil
 	}
-	if oldD.Status.Replicas == 0 {
-		return nil, nil
-	}
-	path := field.NewPath("metadata", "labels").Key(kueue.QueueNameLabel)
-	return nil, apierrors.NewInvalid(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), newD.Name, field.ErrorList{
-		field.Forbidden(path, "can change only while the Deployment has no Pods (scale it to 0 first): its Pods may hold quota in the current queue")})
+	return nil, integration.ValidateQueueChange(appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind(), newD.Name, oldD.Labels, newD.Labels, oldD.Status.Replicas)
 }
 
 func (w *Webhook) ValidateDelete(context.Context, *appsv1.Deployment) (admission.Warnings, error) {

@@ -1,7 +1,7 @@
 // Package job is the batch/v1 Job kind of the job framework: how a Job's pod
-// sets are read from its spec. It must not own the Workload's lifecycle
-// (internal/integration does); the reconciler and webhook of Jobs arrive
-// with the batch/v1 Job integration.
+// sets are read from its spec, how it is suspended, started with injected
+// pod-set information and restored, and its webhook. It must not own the
+// Workload's lifecycle (internal/integration does).
 package job
 
 import (

@@ -12,13 +12,12 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // +kubebuilder:webhook:path=/mutate-apps-v1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=mstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -87,12 +86,10 @@ func (w *Webhook) ValidateCreate(context.Context, *appsv1.StatefulSet) (admissio
 
 // ValidateUpdate keeps the queue while Pods may hold quota.
 func (w *Webhook) ValidateUpdate(_ context.Context, oldS, newS *appsv1.StatefulSet) (admission.Warnings, error) {
-	if !w.Enabled || oldS.Labels[kueue.QueueNameLabel] == newS.Labels[kueue.QueueNameLabel] || oldS.Status.Replicas == 0 {
+	if !w.Enabled {
 		return nil, nil
 	}
-	path := field.NewPath("metadata", "labels").Key(kueue.QueueNameLabel)
-	return nil, apierrors.NewInvalid(appsv1.SchemeGroupVersion.WithKind("StatefulSet").GroupKind(), newS.Name, field.ErrorList{
-		field.Forbidden(path, "can change only while the StatefulSet has no Pods (scale it to 0 first): its Pods may hold quota in the current queue")})
+	return nil, integration.ValidateQueueChange(appsv1.SchemeGroupVersion.WithKind("StatefulSet").GroupKind(), newS.Name, oldS.Labels, newS.Labels, oldS.Status.Replicas)
 }
 
 func (w *Webhook) ValidateDelete(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {

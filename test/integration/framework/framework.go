@@ -223,3 +223,13 @@ func (c *Cluster) MustCreate(t testing.TB, objs ...client.Object) {
 		}
 	}
 }
+
+// TryUpdate applies mutate to the latest version of obj and writes it once,
+// returning the API server's answer (for tests that expect a refusal).
+func (c *Cluster) TryUpdate(obj client.Object, mutate func()) error {
+	if err := c.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		return err
+	}
+	mutate()
+	return c.Client.Update(context.Background(), obj)
+}

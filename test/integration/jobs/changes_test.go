@@ -80,7 +80,7 @@ func TestChangesOfASuspendedJobRebuildItsWorkload(t *testing.T) {
 	})
 
 	// Pod resources of a suspended Job may change (Kubernetes 1.35+).
-	err := updateErr(j, func() {
+	err := cluster.TryUpdate(j, func() {
 		j.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("500m")
 	})
 	if err != nil {
@@ -95,14 +95,6 @@ func TestChangesOfASuspendedJobRebuildItsWorkload(t *testing.T) {
 	if wl.UID != uid {
 		t.Errorf("the Workload was recreated (uid %s, was %s); want it updated in place", wl.UID, uid)
 	}
-}
-
-func updateErr(obj client.Object, mutate func()) error {
-	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-		return err
-	}
-	mutate()
-	return cluster.Client.Update(context.Background(), obj)
 }
 
 func TestWorkloadFollowsItsJob(t *testing.T) {

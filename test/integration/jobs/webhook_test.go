@@ -111,13 +111,13 @@ func TestJobValidation(t *testing.T) {
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "other" }) // suspended: allowed
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "lq" })
 		waitJob(t, j, "to run", running)
-		err := updateErr(j, func() { j.Labels[kueue.QueueNameLabel] = "other" })
+		err := cluster.TryUpdate(j, func() { j.Labels[kueue.QueueNameLabel] = "other" })
 		expectInvalid(t, err, kueue.QueueNameLabel, "only while the Job is suspended")
 	})
 	t.Run("standalone is immutable", func(t *testing.T) {
 		j := newJob(q.ns, "lq", 1, "1")
 		cluster.MustCreate(t, j)
-		err := updateErr(j, func() { j.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"} })
+		err := cluster.TryUpdate(j, func() { j.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"} })
 		expectInvalid(t, err, kueue.StandaloneAnnotation, "immutable")
 	})
 }

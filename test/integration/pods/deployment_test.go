@@ -34,7 +34,7 @@ func TestDeploymentPassesItsQueueToItsPods(t *testing.T) {
 	if err := cluster.Client.Status().Update(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	err := updateErr(d, func() { d.Labels[kueue.QueueNameLabel] = "other" })
+	err := cluster.TryUpdate(d, func() { d.Labels[kueue.QueueNameLabel] = "other" })
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), kueue.QueueNameLabel) {
 		t.Fatalf("changing the queue of a Deployment with Pods: %v, want Invalid naming the label", err)
 	}
@@ -47,7 +47,7 @@ func TestDeploymentPassesItsQueueToItsPods(t *testing.T) {
 	if err := cluster.Client.Status().Update(context.Background(), current); err != nil {
 		t.Fatal(err)
 	}
-	if err := updateErr(d, func() { d.Labels[kueue.QueueNameLabel] = "other" }); err != nil {
+	if err := cluster.TryUpdate(d, func() { d.Labels[kueue.QueueNameLabel] = "other" }); err != nil {
 		t.Errorf("changing the queue of a Deployment scaled to 0: %v", err)
 	}
 }

@@ -26,6 +26,22 @@ func groupPod(ns, name string, total int) *corev1.Pod {
 	return p
 }
 
+// createGroup creates n Pods of group, each changed by modify (may be nil)
+// before it is created, and returns them.
+func createGroup(t *testing.T, ns, group string, n int, modify func(i int, p *corev1.Pod)) []*corev1.Pod {
+	t.Helper()
+	var pods []*corev1.Pod
+	for i := range n {
+		p := groupPod(ns, group, n)
+		if modify != nil {
+			modify(i, p)
+		}
+		cluster.MustCreate(t, p)
+		pods = append(pods, p)
+	}
+	return pods
+}
+
 // gatedCount counts the group's Pods still at sluice's gate.
 func gatedCount(ctx context.Context, pods []*corev1.Pod) (int, error) {
 	n := 0
@@ -134,13 +150,10 @@ func TestGroupIsAdmittedAllOrNothing(t *testing.T) {
 	cluster.MustCreate(t, driver)
 	waitPod(t, driver, "to start", ungated) // 1 CPU of 3: 2 left
 	group := cluster.Unique("executors")
-	var pods []*corev1.Pod
-	for range 3 {
-		p := standalone(groupPod(ns, group, 3))
+	pods := createGroup(t, ns, group, 3, func(_ int, p *corev1.Pod) {
+		standalone(p)
 		ownedBy(p, driver, "Pod", "v1")
-		cluster.MustCreate(t, p)
-		pods = append(pods, p)
-	}
+	})
 	expectAllGated(t, ns, group, pods)
 	setPhase(t, driver, corev1.PodSucceeded) // 3 CPU free
 	waitAllUngated(t, pods)
@@ -149,15 +162,11 @@ func TestGroupIsAdmittedAllOrNothing(t *testing.T) {
 func TestGroupOfTwoShapes(t *testing.T) {
 	ns, _ := newQueue(t, "8")
 	group := cluster.Unique("roles")
-	var pods []*corev1.Pod
-	for i := range 3 {
-		p := groupPod(ns, group, 3)
+	pods := createGroup(t, ns, group, 3, func(i int, p *corev1.Pod) {
 		if i == 0 {
 			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
 		}
-		cluster.MustCreate(t, p)
-		pods = append(pods, p)
-	}
+	})
 	waitAllUngated(t, pods)
 	wl := groupWorkload(ns, group)
 	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
@@ -198,7 +207,7 @@ func TestGroupValidation(t *testing.T) {
 	t.Run("name immutable", func(t *testing.T) {
 		p := groupPod(ns, cluster.Unique("g"), 2)
 		cluster.MustCreate(t, p)
-		err := updateErr(p, func() { p.Labels[kueue.PodGroupNameLabel] = "other" })
+		err := cluster.TryUpdate(p, func() { p.Labels[kueue.PodGroupNameLabel] = "other" })
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "immutable") {
 			t.Errorf("got %v, want Invalid ... immutable", err)
 		}
@@ -210,13 +219,7 @@ func TestGroupValidation(t *testing.T) {
 func TestServingGroupReplacesPods(t *testing.T) {
 	ns, _ := newQueue(t, "2")
 	group := cluster.Unique("serving")
-	var pods []*corev1.Pod
-	for range 2 {
-		p := groupPod(ns, group, 2)
-		p.Annotations[kueue.PodGroupServingAnno] = "true"
-		cluster.MustCreate(t, p)
-		pods = append(pods, p)
-	}
+	pods := createGroup(t, ns, group, 2, func(_ int, p *corev1.Pod) { p.Annotations[kueue.PodGroupServingAnno] = "true" })
 	waitAllUngated(t, pods)
 	wl := groupWorkload(ns, group)
 	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
@@ -245,12 +248,7 @@ func TestGroupPodFailures(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	t.Run("retried", func(t *testing.T) {
 		group := cluster.Unique("retry")
-		var pods []*corev1.Pod
-		for range 2 {
-			p := groupPod(ns, group, 2)
-			cluster.MustCreate(t, p)
-			pods = append(pods, p)
-		}
+		pods := createGroup(t, ns, group, 2, nil)
 		waitAllUngated(t, pods)
 		setPhase(t, pods[0], corev1.PodFailed)
 		waitPod(t, pods[0], "to be let go", func(p *corev1.Pod) error {
@@ -272,13 +270,7 @@ func TestGroupPodFailures(t *testing.T) {
 	})
 	t.Run("not retriable", func(t *testing.T) {
 		group := cluster.Unique("once")
-		var pods []*corev1.Pod
-		for range 2 {
-			p := groupPod(ns, group, 2)
-			p.Annotations[kueue.RetriableInGroupAnno] = "false"
-			cluster.MustCreate(t, p)
-			pods = append(pods, p)
-		}
+		pods := createGroup(t, ns, group, 2, func(_ int, p *corev1.Pod) { p.Annotations[kueue.RetriableInGroupAnno] = "false" })
 		waitAllUngated(t, pods)
 		setPhase(t, pods[1], corev1.PodFailed)
 		framework.Eventually(t, "the group to finish Failed", func(ctx context.Context) (bool, error) {

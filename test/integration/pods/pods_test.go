@@ -362,7 +362,7 @@ func TestStandaloneValueAndImmutability(t *testing.T) {
 			standalone(p)
 		}
 		cluster.MustCreate(t, p)
-		err := updateErr(p, func() {
+		err := cluster.TryUpdate(p, func() {
 			if start {
 				delete(p.Annotations, kueue.StandaloneAnnotation)
 			} else {
@@ -373,14 +373,6 @@ func TestStandaloneValueAndImmutability(t *testing.T) {
 			t.Errorf("changing standalone on a live Pod (had it: %v) gave %v, want Invalid ... immutable", start, err)
 		}
 	}
-}
-
-func updateErr(obj client.Object, mutate func()) error {
-	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
-		return err
-	}
-	mutate()
-	return cluster.Client.Update(context.Background(), obj)
 }
 
 func TestPodSuspendingParentAloneGatesThePod(t *testing.T) {
