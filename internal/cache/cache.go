@@ -9,8 +9,10 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -55,6 +57,13 @@ type reservation struct {
 	// assumed: decided by the scheduler, not yet seen written.
 	assumed  bool
 	admitted bool
+	// What preemption needs to know of it.
+	priority   int32
+	queueTime  time.Time
+	admittedAt time.Time
+	// evicting: told to stop (Evicted=True, or a preemption decided and not
+	// yet seen written); its quota is on its way back.
+	evicting bool
 }
 
 // New makes an empty Cache.
@@ -159,10 +168,20 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 		localQueue:   wl.Namespace + "/" + string(wl.Spec.QueueName),
 		usage:        UsageOf(wl),
 		admitted:     workload.IsAdmitted(wl),
+		queueTime:    workload.QueueTime(wl),
+		evicting:     workload.IsEvicting(wl),
+	}
+	if wl.Spec.Priority != nil {
+		r.priority = *wl.Spec.Priority
+	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
+		r.admittedAt = c.LastTransitionTime.Time
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.workloads[workload.Key(wl)]
+	// A preemption decided but not yet seen written stays decided.
+	r.evicting = r.evicting || (old != nil && old.evicting && !old.assumed)
 	c.replaceReservation(workload.Key(wl), old, r)
 	if old != nil && old.clusterQueue == r.clusterQueue && equalAmounts(old.usage, r.usage) {
 		return ""
@@ -181,7 +200,20 @@ func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amo
 		usage:        usage,
 		assumed:      true,
 		admitted:     true,
+		priority:     info.Priority,
+		queueTime:    info.QueueTime,
+		admittedAt:   time.Now(),
 	})
+}
+
+// AssumeEvicting marks a workload that a preemption decided to evict, so
+// that no later cycle picks it again or counts its quota as staying.
+func (c *Cache) AssumeEvicting(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.workloads[key]; ok {
+		r.evicting = true
+	}
 }
 
 // replaceReservation swaps a workload's reservation (old and r may be nil)
@@ -414,6 +446,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	for _, r := range roots {
 		quota.Finalize(r)
 	}
+	c.addPreemptionCandidates(snap)
 	for name, total := range c.usageByQueue {
 		if cq, ok := snap.ClusterQueues[name]; ok {
 			cq.Node.ChargeAll(total, 1)
@@ -423,6 +456,35 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 }
 
 // schedulerQueue is the scheduler's view of a queue, without its quota node.
+// addPreemptionCandidates lists the admitted workloads of the queues whose
+// policy lets a pending workload preempt; the others pay nothing. The
+// caller holds the lock.
+func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
+	preempting := false
+	for _, cq := range snap.ClusterQueues {
+		preempting = preempting || (cq.WithinClusterQueue != "" && cq.WithinClusterQueue != kueue.PreemptionPolicyNever)
+	}
+	if !preempting {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.workloads)) {
+		r := c.workloads[key]
+		cq, ok := snap.ClusterQueues[r.clusterQueue]
+		if !ok || cq.WithinClusterQueue == "" || cq.WithinClusterQueue == kueue.PreemptionPolicyNever {
+			continue
+		}
+		if r.evicting {
+			if cq.Evicting == nil {
+				cq.Evicting = quota.Amounts{}
+			}
+			cq.Evicting.Add(r.usage)
+			continue
+		}
+		cq.Admitted = append(cq.Admitted, &scheduler.Candidate{Key: key, ClusterQueue: r.clusterQueue,
+			Priority: r.priority, QueueTime: r.queueTime, AdmittedAt: r.admittedAt, Usage: r.usage})
+	}
+}
+
 func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	spec := &cq.obj.Spec
 	out := &scheduler.ClusterQueue{
@@ -437,6 +499,9 @@ func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	}
 	if ff := spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow != "" {
 		out.WhenCanBorrow = ff.WhenCanBorrow
+	}
+	if p := spec.Preemption; p != nil {
+		out.WithinClusterQueue = p.WithinClusterQueue
 	}
 	if spec.NamespaceSelector != nil {
 		if sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector); err == nil {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -172,6 +174,10 @@ func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
 			writes.admit(d)
 			continue
 		}
+		for _, v := range d.Victims {
+			s.State.Cache.AssumeEvicting(v.Key)
+			go s.writePreemption(ctx, v, d)
+		}
 		switch s.pendingWrite(d) {
 		case writeNow:
 			s.queueVerdict(d)
@@ -294,6 +300,33 @@ func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	}
 	if !workload.HasQuotaReservation(latest) && !workload.IsFinished(latest) && latest.DeletionTimestamp.IsZero() {
 		s.State.setPending(workload.NewInfo(latest), workload.IsActive(latest))
+	}
+}
+
+// writePreemption evicts a victim: Evicted=True (reason Preempted) and
+// Preempted=True (reason InClusterQueue) naming the preemptor, in one
+// patch, retried on conflicts so that a decided preemption isn't lost. Its
+// job integration stops the job and gives the quota back.
+func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candidate, d scheduler.Decision) {
+	namespace, name, _ := strings.Cut(victim.Key, "/")
+	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to prioritization in ClusterQueue %s", d.Info.Key, d.Info.UID, d.ClusterQueue)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wl := &kueue.Workload{}
+		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
+			return err
+		}
+		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		now := s.Clock.Now()
+		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
+			Reason: kueue.InClusterQueueReason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+		return s.Client.Status().Patch(ctx, wl, patch)
+	})
+	if client.IgnoreNotFound(err) != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "preempting", "victim", victim.Key, "preemptor", d.Info.Key)
 	}
 }
 

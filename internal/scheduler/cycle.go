@@ -25,6 +25,9 @@ type Decision struct {
 	Reason, Message string
 	// Park sets the workload aside until something changes.
 	Park bool
+	// Victims are admitted workloads to evict so that this one fits; it
+	// waits (keeping its place) until they have stopped.
+	Victims []*Candidate
 }
 
 // Admitted tells whether the decision admits.
@@ -57,7 +60,7 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 		sort.Slice(list, func(i, j int) bool { return queue.Less(list[i], list[j]) })
 	}
 
-	c := &cycle{snap: snap, failedShapes: map[string]map[string]*failure{}}
+	c := &cycle{snap: snap, failedShapes: map[string]map[string]*failure{}, victims: map[string]bool{}}
 	// Phase 1: admissions within quota. A workload that needs to borrow (or
 	// doesn't fit) waits for phase 2 with everything behind it in its queue,
 	// so that a queue's own order is never broken.
@@ -86,6 +89,14 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 		if f == nil {
 			decisions = append(decisions, c.admit(cq, info, a))
 			return true, 0
+		}
+		if f.reason == kueue.ReasonWaitingForQuota && cq.preempts() {
+			if d, ok := c.preempt(cq, info); ok {
+				// It keeps its place: nothing behind it takes the room it
+				// waits for.
+				decisions = append(decisions, d)
+				return false, 0
+			}
 		}
 		if cq.Strategy == kueue.StrictFIFO {
 			// The head blocks its queue; it is evaluated again next cycle.
@@ -149,6 +160,8 @@ type cycle struct {
 	snap *Snapshot
 	// failedShapes: per queue, requirement shapes that didn't fit this cycle.
 	failedShapes map[string]map[string]*failure
+	// victims picked this cycle, by key: each is evicted for one preemptor.
+	victims map[string]bool
 }
 
 func (c *cycle) admit(cq *ClusterQueue, info *workload.Info, a *assignment) Decision {

@@ -32,6 +32,13 @@ type ClusterQueue struct {
 	// Active is false when the queue can't admit; InactiveMessage says why.
 	Active          bool
 	InactiveMessage string
+	// WithinClusterQueue is spec.preemption.withinClusterQueue.
+	WithinClusterQueue kueue.PreemptionPolicy
+	// Admitted are the workloads holding quota in the queue that a pending
+	// one may preempt (filled only when its policy allows preemption);
+	// Evicting is what the ones already told to stop still hold.
+	Admitted []*Candidate
+	Evicting quota.Amounts
 }
 
 // ResourceGroup is a set of resources served by the same ordered flavors.

@@ -8,8 +8,7 @@ import (
 	"github.com/sluicehq/sluice/internal/quota"
 )
 
-// Candidate is an admitted workload a pending one might preempt. This is
-// the pure core of preemption (issue 8); the cycle does not call it yet.
+// Candidate is an admitted workload a pending one might preempt.
 type Candidate struct {
 	Key          string
 	ClusterQueue string
