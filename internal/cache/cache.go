@@ -206,6 +206,16 @@ func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amo
 	})
 }
 
+// ForgetEvicting undoes AssumeEvicting for a preemption whose write failed:
+// the workload runs on, and its quota is not on its way back.
+func (c *Cache) ForgetEvicting(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.workloads[key]; ok {
+		r.evicting = false
+	}
+}
+
 // AssumeEvicting marks a workload that a preemption decided to evict, so
 // that no later cycle picks it again or counts its quota as staying.
 func (c *Cache) AssumeEvicting(key string) {

@@ -326,6 +326,7 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 		return s.Client.Status().Patch(ctx, wl, patch)
 	})
 	if client.IgnoreNotFound(err) != nil {
+		s.State.Cache.ForgetEvicting(victim.Key)
 		ctrl.LoggerFrom(ctx).Error(err, "preempting", "victim", victim.Key, "preemptor", d.Info.Key)
 	}
 }

@@ -31,6 +31,9 @@ func SetAdmitted(wl *kueue.Workload, adm *kueue.Admission, now time.Time) {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
 		set(kueue.WorkloadEvicted, reasonQuotaReserved, "Admitted again", metav1.ConditionFalse)
 	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
+		set(kueue.WorkloadPreempted, reasonQuotaReserved, "Admitted again", metav1.ConditionFalse)
+	}
 }
 
 // PendingDiffers tells whether a workload's QuotaReserved=False condition
