@@ -466,34 +466,37 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 }
 
 // schedulerQueue is the scheduler's view of a queue, without its quota node.
-// addPreemptionCandidates lists the admitted workloads of the queues whose
-// policy lets a pending workload preempt; the others pay nothing. The
-// caller holds the lock.
+// addPreemptionCandidates lists every admitted workload when some queue
+// may preempt (reclaiming within a cohort looks at the other queues'); a
+// cluster where none does pays nothing. The caller holds the lock.
 func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 	preempting := false
 	for _, cq := range snap.ClusterQueues {
-		preempting = preempting || (cq.WithinClusterQueue != "" && cq.WithinClusterQueue != kueue.PreemptionPolicyNever)
+		preempting = preempting || enabled(cq.WithinClusterQueue) || enabled(cq.ReclaimWithinCohort)
 	}
 	if !preempting {
 		return
 	}
+	snap.Admitted = map[string][]*scheduler.Candidate{}
+	snap.Evicting = map[string]quota.Amounts{}
 	for _, key := range slices.Sorted(maps.Keys(c.workloads)) {
 		r := c.workloads[key]
-		cq, ok := snap.ClusterQueues[r.clusterQueue]
-		if !ok || cq.WithinClusterQueue == "" || cq.WithinClusterQueue == kueue.PreemptionPolicyNever {
+		if _, ok := snap.ClusterQueues[r.clusterQueue]; !ok {
 			continue
 		}
 		if r.evicting {
-			if cq.Evicting == nil {
-				cq.Evicting = quota.Amounts{}
+			if snap.Evicting[r.clusterQueue] == nil {
+				snap.Evicting[r.clusterQueue] = quota.Amounts{}
 			}
-			cq.Evicting.Add(r.usage)
+			snap.Evicting[r.clusterQueue].Add(r.usage)
 			continue
 		}
-		cq.Admitted = append(cq.Admitted, &scheduler.Candidate{Key: key, ClusterQueue: r.clusterQueue,
+		snap.Admitted[r.clusterQueue] = append(snap.Admitted[r.clusterQueue], &scheduler.Candidate{Key: key, ClusterQueue: r.clusterQueue,
 			Priority: r.priority, QueueTime: r.queueTime, AdmittedAt: r.admittedAt, Usage: r.usage})
 	}
 }
+
+func enabled(p kueue.PreemptionPolicy) bool { return p != "" && p != kueue.PreemptionPolicyNever }
 
 func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	spec := &cq.obj.Spec
@@ -512,6 +515,7 @@ func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	}
 	if p := spec.Preemption; p != nil {
 		out.WithinClusterQueue = p.WithinClusterQueue
+		out.ReclaimWithinCohort = p.ReclaimWithinCohort
 	}
 	if spec.NamespaceSelector != nil {
 		if sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector); err == nil {

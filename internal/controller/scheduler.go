@@ -304,12 +304,18 @@ func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
 }
 
 // writePreemption evicts a victim: Evicted=True (reason Preempted) and
-// Preempted=True (reason InClusterQueue) naming the preemptor, in one
+// Preempted=True (InClusterQueue, or InCohortReclamation for a victim of
+// another queue) naming the preemptor, in one
 // patch, retried on conflicts so that a decided preemption isn't lost. Its
 // job integration stops the job and gives the quota back.
 func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candidate, d scheduler.Decision) {
 	namespace, name, _ := strings.Cut(victim.Key, "/")
+	reason := kueue.InClusterQueueReason
 	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to prioritization in ClusterQueue %s", d.Info.Key, d.Info.UID, d.ClusterQueue)
+	if victim.ClusterQueue != d.ClusterQueue {
+		reason = kueue.InCohortReclamationReason
+		message = fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to reclamation within the cohort by ClusterQueue %s", d.Info.Key, d.Info.UID, d.ClusterQueue)
+	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wl := &kueue.Workload{}
 		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
@@ -322,7 +328,7 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 		now := s.Clock.Now()
 		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
 		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
-			Reason: kueue.InClusterQueueReason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
 		return s.Client.Status().Patch(ctx, wl, patch)
 	})
 	if client.IgnoreNotFound(err) != nil {

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -11,38 +13,68 @@ import (
 
 // preempts tells whether a queue lets pending workloads evict admitted ones.
 func (cq *ClusterQueue) preempts() bool {
-	return cq.WithinClusterQueue != "" && cq.WithinClusterQueue != kueue.PreemptionPolicyNever
+	return enabledPolicy(cq.WithinClusterQueue) || (cq.Node.Parent != nil && enabledPolicy(cq.ReclaimWithinCohort))
+}
+
+func enabledPolicy(p kueue.PreemptionPolicy) bool { return p != "" && p != kueue.PreemptionPolicyNever }
+
+// preemptibleByReclaim tells whether reclaimWithinCohort lets a preemptor
+// of priority evict c, a workload of another queue of its cohort tree.
+func preemptibleByReclaim(policy kueue.PreemptionPolicy, priority int32, c *Candidate) bool {
+	switch policy {
+	case kueue.PreemptionPolicyAny:
+		return true
+	case kueue.PreemptionPolicyLowerPriority:
+		return c.Priority < priority
+	}
+	return false
 }
 
 // preempt looks for room for a workload that doesn't fit by evicting
-// admitted workloads of its own queue (withinClusterQueue). It reports a
-// decision when the workload should wait for evictions: ones already on
-// their way that free enough, or new victims. Victims are never shared
-// between two preemptors of one cycle.
+// admitted workloads: lower-priority ones of its own queue
+// (withinClusterQueue), and ones of other queues of its cohort tree that
+// borrow (reclaimWithinCohort), in which case the workload must then fit
+// within its own queue's quota. It reports a decision when the workload
+// should wait for evictions: ones already on their way that free enough, or
+// new victims. A victim is never picked for two preemptors of one cycle.
 func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) {
-	fitsAfter := func(freed quota.Amounts) bool {
-		cq.Node.ChargeAll(freed, -1)
-		_, f := assign(cq, c.snap.Flavors, info, false)
-		cq.Node.ChargeAll(freed, 1)
-		return f == nil
+	root := treeRoot(cq.Node)
+	var evicting []*Candidate
+	for _, name := range slices.Sorted(maps.Keys(c.snap.Evicting)) {
+		if other, ok := c.snap.ClusterQueues[name]; ok && treeRoot(other.Node) == root {
+			evicting = append(evicting, &Candidate{ClusterQueue: name, Usage: c.snap.Evicting[name]})
+		}
 	}
 	wait := Decision{Info: info, ClusterQueue: cq.Name, Reason: kueue.ReasonWaitingForPreemptedWorkloads}
-	if len(cq.Evicting) > 0 && fitsAfter(cq.Evicting) {
-		wait.Message = fmt.Sprintf("waiting for preempted workloads of ClusterQueue %s to stop and release their quota", cq.Name)
+	if len(evicting) > 0 && c.fitsWithout(cq, info, evicting, false) {
+		wait.Message = "waiting for preempted workloads to stop and release their quota"
 		return wait, true
 	}
 	var cands []*Candidate
-	for _, a := range cq.Admitted {
-		if !c.victims[a.Key] && preemptibleInQueue(cq.WithinClusterQueue, info.Priority, info.QueueTime, a) {
-			cands = append(cands, a)
+	for name, admitted := range c.snap.Admitted {
+		other, ok := c.snap.ClusterQueues[name]
+		if !ok {
+			continue
+		}
+		for _, a := range admitted {
+			if c.victims[a.Key] {
+				continue
+			}
+			own := name == cq.Name
+			if (own && preemptibleInQueue(cq.WithinClusterQueue, info.Priority, info.QueueTime, a)) ||
+				(!own && cq.Node.Parent != nil && treeRoot(other.Node) == root && borrowing(other.Node, a.Usage) &&
+					preemptibleByReclaim(cq.ReclaimWithinCohort, info.Priority, a)) {
+				cands = append(cands, a)
+			}
 		}
 	}
 	orderCandidates(cands, cq.Name)
-	victims := selectVictims(cands, func(freed quota.Amounts) bool {
-		withEvicting := quota.Amounts{}
-		addAmounts(withEvicting, freed, 1)
-		addAmounts(withEvicting, cq.Evicting, 1)
-		return fitsAfter(withEvicting)
+	victims := selectVictims(cands, func(chosen []*Candidate) bool {
+		reclaims := false
+		for _, v := range chosen {
+			reclaims = reclaims || v.ClusterQueue != cq.Name
+		}
+		return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), reclaims)
 	})
 	if victims == nil {
 		return Decision{}, false
@@ -53,6 +85,39 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 		names = append(names, v.Key)
 	}
 	wait.Victims = victims
-	wait.Message = fmt.Sprintf("preempting %d workload(s) of lower priority in ClusterQueue %s to make room: %s", len(victims), cq.Name, strings.Join(names, ", "))
+	wait.Message = fmt.Sprintf("preempting %d workload(s) to make room in ClusterQueue %s: %s", len(victims), cq.Name, strings.Join(names, ", "))
 	return wait, true
+}
+
+// fitsWithout tells whether info fits in cq once the quota of gone is given
+// back to their queues; withinNominal also asks that it fit without
+// borrowing.
+func (c *cycle) fitsWithout(cq *ClusterQueue, info *workload.Info, gone []*Candidate, withinNominal bool) bool {
+	release := func(sign int64) {
+		for _, g := range gone {
+			c.snap.ClusterQueues[g.ClusterQueue].Node.ChargeAll(g.Usage, sign)
+		}
+	}
+	release(-1)
+	a, f := assign(cq, c.snap.Flavors, info, false)
+	release(1)
+	return f == nil && (!withinNominal || !a.borrows)
+}
+
+// borrowing tells whether a queue uses more than its nominal quota of any
+// flavor and resource in usage.
+func borrowing(node *quota.Node, usage quota.Amounts) bool {
+	for fr := range usage {
+		if node.Usage(fr) > node.Nominal(fr) {
+			return true
+		}
+	}
+	return false
+}
+
+func treeRoot(n *quota.Node) *quota.Node {
+	for n.Parent != nil {
+		n = n.Parent
+	}
+	return n
 }

@@ -9,20 +9,17 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-// preemptingQueue is a queue of cpu in flavor f with the given admitted
-// workloads charged to it (and to its candidates list).
-func preemptingQueue(w *world, policy kueue.PreemptionPolicy, nominal int64, admitted ...*Candidate) *ClusterQueue {
-	cq := w.queue("q", kueue.BestEffortFIFO, kueue.MayStopSearch, false, flavorQuota{name: "f", nominal: nominal})
-	cq.WithinClusterQueue = policy
-	cq.Admitted = admitted
-	return cq
-}
-
-func chargeAdmitted(cq *ClusterQueue) {
-	for _, a := range cq.Admitted {
-		cq.Node.ChargeAll(a.Usage, 1)
+// chargeAdmitted lists the admitted and evicting workloads in the snapshot
+// and charges them to their queues.
+func chargeAdmitted(snap *Snapshot, admitted []*Candidate, evicting map[string]quota.Amounts) {
+	snap.Admitted, snap.Evicting = map[string][]*Candidate{}, evicting
+	for _, a := range admitted {
+		snap.Admitted[a.ClusterQueue] = append(snap.Admitted[a.ClusterQueue], a)
+		snap.ClusterQueues[a.ClusterQueue].Node.ChargeAll(a.Usage, 1)
 	}
-	cq.Node.ChargeAll(cq.Evicting, 1)
+	for name, amounts := range evicting {
+		snap.ClusterQueues[name].Node.ChargeAll(amounts, 1)
+	}
 }
 
 func victimKeys(d Decision) []string { return keys(d.Victims) }
@@ -93,12 +90,14 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(flavor("f"))
-			cq := preemptingQueue(w, tc.policy, 4, tc.admitted...)
+			cq := w.queue("q", kueue.BestEffortFIFO, kueue.MayStopSearch, false, flavorQuota{name: "f", nominal: 4})
+			cq.WithinClusterQueue = tc.policy
+			var evicting map[string]quota.Amounts
 			if tc.evicting > 0 {
-				cq.Evicting = quota.Amounts{cpuIn("f"): tc.evicting * 1000}
+				evicting = map[string]quota.Amounts{"q": {cpuIn("f"): tc.evicting * 1000}}
 			}
-			snap := w.finalize()
-			chargeAdmitted(cq)
+			chargeAdmitted(w.finalize(), tc.admitted, evicting)
+			snap := w.snap
 			ds := Schedule(snap, tc.pending)
 			var reasons []string
 			var victims [][]string
@@ -108,6 +107,55 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 			}
 			if !reflect.DeepEqual(reasons, tc.wantReason) || !reflect.DeepEqual(victims, tc.wantVictim) {
 				t.Errorf("reasons %v victims %v, want %v %v", reasons, victims, tc.wantReason, tc.wantVictim)
+			}
+		})
+	}
+}
+
+func TestReclaimWithinCohort(t *testing.T) {
+	cases := []struct {
+		name       string
+		policy     kueue.PreemptionPolicy
+		admitted   []*Candidate
+		pending    *workload.Info
+		wantVictim []string
+	}{
+		{
+			name:   "a lender takes back what a borrower uses",
+			policy: kueue.PreemptionPolicyAny,
+			// The borrower uses 6 of its 2: 4 borrowed from the lender.
+			admitted:   []*Candidate{cand("ns/b1", "borrower", 5, 0, 3), cand("ns/b2", "borrower", 5, 10, 3)},
+			pending:    wl("mine", "lender", 1, 20, 2, "1"),
+			wantVictim: []string{"ns/b2"},
+		},
+		{
+			name:       "LowerPriority spares higher-priority borrowers",
+			policy:     kueue.PreemptionPolicyLowerPriority,
+			admitted:   []*Candidate{cand("ns/b1", "borrower", 5, 0, 3), cand("ns/b2", "borrower", 5, 10, 3)},
+			pending:    wl("mine", "lender", 1, 20, 2, "1"),
+			wantVictim: nil,
+		},
+		{
+			name:       "never from a queue that doesn't borrow",
+			policy:     kueue.PreemptionPolicyAny,
+			admitted:   []*Candidate{cand("ns/b1", "borrower", 5, 0, 2), cand("ns/l1", "lender", 5, 0, 4)},
+			pending:    wl("mine", "lender", 1, 20, 2, "1"),
+			wantVictim: nil,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(flavor("f"))
+			lender := w.queue("lender", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 4})
+			lender.ReclaimWithinCohort = tc.policy
+			w.queue("borrower", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 2})
+			chargeAdmitted(w.finalize(), tc.admitted, nil)
+			ds := Schedule(w.snap, []*workload.Info{tc.pending})
+			if len(ds) != 1 {
+				t.Fatalf("%d decisions", len(ds))
+			}
+			if got := victimKeys(ds[0]); !reflect.DeepEqual(got, tc.wantVictim) {
+				t.Errorf("victims %v (%s: %s), want %v", got, ds[0].Reason, ds[0].Message, tc.wantVictim)
 			}
 		})
 	}

@@ -17,6 +17,11 @@ type Snapshot struct {
 	Flavors     map[string]*kueue.ResourceFlavor
 	// NamespaceLabels of every namespace.
 	NamespaceLabels map[string]labels.Set
+	// Admitted are, by ClusterQueue, the workloads holding quota that a
+	// pending one may preempt, and Evicting what the ones already told to
+	// stop still hold; both are filled only when some queue preempts.
+	Admitted map[string][]*Candidate
+	Evicting map[string]quota.Amounts
 }
 
 // ClusterQueue is a ClusterQueue as admission sees it.
@@ -32,13 +37,9 @@ type ClusterQueue struct {
 	// Active is false when the queue can't admit; InactiveMessage says why.
 	Active          bool
 	InactiveMessage string
-	// WithinClusterQueue is spec.preemption.withinClusterQueue.
-	WithinClusterQueue kueue.PreemptionPolicy
-	// Admitted are the workloads holding quota in the queue that a pending
-	// one may preempt (filled only when its policy allows preemption);
-	// Evicting is what the ones already told to stop still hold.
-	Admitted []*Candidate
-	Evicting quota.Amounts
+	// WithinClusterQueue and ReclaimWithinCohort are spec.preemption's.
+	WithinClusterQueue  kueue.PreemptionPolicy
+	ReclaimWithinCohort kueue.PreemptionPolicy
 }
 
 // ResourceGroup is a set of resources served by the same ordered flavors.

@@ -56,26 +56,22 @@ func orderCandidates(cands []*Candidate, ownQueue string) {
 // makes fits true: it removes candidates until the preemptor fits, then
 // puts back, latest removed first, every one that isn't needed. nil means
 // no set of candidates is enough.
-func selectVictims(ordered []*Candidate, fits func(freed quota.Amounts) bool) []*Candidate {
-	freed := quota.Amounts{}
+func selectVictims(ordered []*Candidate, fits func(chosen []*Candidate) bool) []*Candidate {
 	var chosen []*Candidate
 	for _, c := range ordered {
 		chosen = append(chosen, c)
-		addAmounts(freed, c.Usage, 1)
-		if fits(freed) {
+		if fits(chosen) {
 			break
 		}
 	}
-	if len(chosen) == 0 || !fits(freed) {
+	if len(chosen) == 0 || !fits(chosen) {
 		return nil
 	}
 	for i := len(chosen) - 1; i >= 0; i-- {
-		addAmounts(freed, chosen[i].Usage, -1)
-		if fits(freed) {
-			chosen = append(chosen[:i], chosen[i+1:]...)
-			continue
+		without := append(append([]*Candidate(nil), chosen[:i]...), chosen[i+1:]...)
+		if fits(without) {
+			chosen = without
 		}
-		addAmounts(freed, chosen[i].Usage, 1)
 	}
 	return chosen
 }

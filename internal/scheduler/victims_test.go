@@ -57,8 +57,14 @@ func TestOrderCandidates(t *testing.T) {
 
 func TestSelectVictims(t *testing.T) {
 	// The preemptor needs `need` CPU freed.
-	fitsWhen := func(need int64) func(quota.Amounts) bool {
-		return func(freed quota.Amounts) bool { return freed[cpuIn("f")] >= need*1000 }
+	fitsWhen := func(need int64) func([]*Candidate) bool {
+		return func(chosen []*Candidate) bool {
+			freed := int64(0)
+			for _, c := range chosen {
+				freed += c.Usage[cpuIn("f")]
+			}
+			return freed >= need*1000
+		}
 	}
 	cases := []struct {
 		name  string

@@ -56,3 +56,43 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 		t.Errorf("admitted now %v, want only urgent", got)
 	}
 }
+
+// reclaimWithinCohort: a queue that lent its quota takes it back from a
+// borrowing queue of its cohort.
+func TestReclaimWithinCohort(t *testing.T) {
+	ns := namespace(t, nil)
+	rf := flavor(cluster.Unique("flavor"), nil)
+	cohort := cluster.Unique("cohort")
+	lender := clusterQueue(cluster.Unique("lender"), cohort, fq{flavor: rf.Name, nominal: "4"})
+	lender.Spec.Preemption = &kueue.ClusterQueuePreemption{ReclaimWithinCohort: kueue.PreemptionPolicyAny}
+	borrower := clusterQueue(cluster.Unique("borrower"), cohort, fq{flavor: rf.Name, nominal: "0"})
+	cluster.MustCreate(t, rf, lender, borrower, localQueue(ns, "mine", lender.Name), localQueue(ns, "theirs", borrower.Name))
+	waitActive(t, lender)
+	waitActive(t, borrower)
+
+	b1 := newWorkload(ns, "b1", "theirs", 100, 2, "1")
+	cluster.MustCreate(t, b1)
+	waitAdmitted(t, b1)
+	nextSecond(t, b1)
+	b2 := newWorkload(ns, "b2", "theirs", 100, 2, "1")
+	cluster.MustCreate(t, b2)
+	waitAdmitted(t, b2) // the borrower holds all 4 CPU of the lender
+
+	mine := newWorkload(ns, "mine", "mine", 0, 2, "1")
+	cluster.MustCreate(t, mine)
+	waitAdmitted(t, mine)
+	framework.Eventually(t, "the newest borrowing workload to be reclaimed", func(ctx context.Context) (bool, error) {
+		current := &kueue.Workload{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(b2), current); err != nil {
+			return false, err
+		}
+		preempted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
+		if preempted == nil || preempted.Reason != kueue.InCohortReclamationReason || current.Status.Admission != nil {
+			return false, fmt.Errorf("Preempted %+v, admission %v", preempted, current.Status.Admission)
+		}
+		return true, nil
+	})
+	if got := admittedNow(t, b1, b2, mine); len(got) != 2 || got[0] != "b1" || got[1] != "mine" {
+		t.Errorf("admitted now %v, want b1 and mine", got)
+	}
+}
