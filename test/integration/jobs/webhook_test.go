@@ -7,11 +7,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
 func TestWhichJobsAreQueued(t *testing.T) {
@@ -69,8 +71,17 @@ func TestWhichJobsAreQueued(t *testing.T) {
 
 func TestDefaultLocalQueue(t *testing.T) {
 	q := newQueue(t, "4", false)
-	cluster.MustCreate(t, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: "default"},
-		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(q.cq.Name)}})
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: q.ns, Name: "default"},
+		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(q.cq.Name)}}
+	cluster.MustCreate(t, lq)
+	// The webhook reads LocalQueues from the manager's cache: wait until the
+	// manager has seen this one (it reports it Active).
+	framework.Eventually(t, "the default LocalQueue to be active", func(ctx context.Context) (bool, error) {
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(lq), lq); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(lq.Status.Conditions, kueue.ConditionActive), nil
+	})
 	j := newJob(q.ns, "", 1, "1")
 	cluster.MustCreate(t, j)
 	if j.Labels[kueue.QueueNameLabel] != "default" || !ptr.Deref(j.Spec.Suspend, false) {
