@@ -472,7 +472,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 	preempting := false
 	for _, cq := range snap.ClusterQueues {
-		preempting = preempting || enabled(cq.WithinClusterQueue) || enabled(cq.ReclaimWithinCohort)
+		preempting = preempting || enabled(cq.WithinClusterQueue) || enabled(cq.ReclaimWithinCohort) || cq.BorrowWithinCohort != nil
 	}
 	if !preempting {
 		return
@@ -516,6 +516,9 @@ func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	if p := spec.Preemption; p != nil {
 		out.WithinClusterQueue = p.WithinClusterQueue
 		out.ReclaimWithinCohort = p.ReclaimWithinCohort
+		if b := p.BorrowWithinCohort; b != nil && b.Policy == kueue.BorrowWithinCohortPolicyLowerPriority {
+			out.BorrowWithinCohort = b.DeepCopy()
+		}
 	}
 	if spec.NamespaceSelector != nil {
 		if sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector); err == nil {

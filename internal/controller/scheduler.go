@@ -304,18 +304,18 @@ func (s *Scheduler) writeAdmission(ctx context.Context, d scheduler.Decision) {
 }
 
 // writePreemption evicts a victim: Evicted=True (reason Preempted) and
-// Preempted=True (InClusterQueue, or InCohortReclamation for a victim of
-// another queue) naming the preemptor, in one
+// Preempted=True (the reason the cycle gave) naming the preemptor, in one
 // patch, retried on conflicts so that a decided preemption isn't lost. Its
 // job integration stops the job and gives the quota back.
 func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candidate, d scheduler.Decision) {
 	namespace, name, _ := strings.Cut(victim.Key, "/")
-	reason := kueue.InClusterQueueReason
-	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to prioritization in ClusterQueue %s", d.Info.Key, d.Info.UID, d.ClusterQueue)
-	if victim.ClusterQueue != d.ClusterQueue {
-		reason = kueue.InCohortReclamationReason
-		message = fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to reclamation within the cohort by ClusterQueue %s", d.Info.Key, d.Info.UID, d.ClusterQueue)
-	}
+	reason := d.PreemptionReasons[victim.Key]
+	why := map[string]string{
+		kueue.InClusterQueueReason:                "prioritization in ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortReclamationReason:           "reclamation within the cohort by ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortReclaimWhileBorrowingReason: "reclamation within the cohort while borrowing, by ClusterQueue " + d.ClusterQueue,
+	}[reason]
+	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to %s", d.Info.Key, d.Info.UID, why)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wl := &kueue.Workload{}
 		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {

@@ -28,6 +28,8 @@ type Decision struct {
 	// Victims are admitted workloads to evict so that this one fits; it
 	// waits (keeping its place) until they have stopped.
 	Victims []*Candidate
+	// PreemptionReasons gives each victim's Preempted reason, by key.
+	PreemptionReasons map[string]string
 }
 
 // Admitted tells whether the decision admits.

@@ -13,7 +13,18 @@ import (
 
 // preempts tells whether a queue lets pending workloads evict admitted ones.
 func (cq *ClusterQueue) preempts() bool {
-	return enabledPolicy(cq.WithinClusterQueue) || (cq.Node.Parent != nil && enabledPolicy(cq.ReclaimWithinCohort))
+	return enabledPolicy(cq.WithinClusterQueue) ||
+		(cq.Node.Parent != nil && (enabledPolicy(cq.ReclaimWithinCohort) || cq.BorrowWithinCohort != nil))
+}
+
+// preemptibleWhileBorrowing tells whether borrowWithinCohort lets a
+// preemptor of priority evict c even though the preemptor will borrow:
+// only lower priority, at or below the threshold.
+func preemptibleWhileBorrowing(b *kueue.BorrowWithinCohort, priority int32, c *Candidate) bool {
+	if b == nil || c.Priority >= priority {
+		return false
+	}
+	return b.MaxPriorityThreshold == nil || c.Priority <= *b.MaxPriorityThreshold
 }
 
 func enabledPolicy(p kueue.PreemptionPolicy) bool { return p != "" && p != kueue.PreemptionPolicyNever }
@@ -51,6 +62,10 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 		return wait, true
 	}
 	var cands []*Candidate
+	// whileBorrowing: victims of other queues that the preemptor may evict
+	// even if it borrows (borrowWithinCohort); the others need it to fit
+	// within its own quota (reclaimWithinCohort).
+	whileBorrowing := map[string]bool{}
 	for name, admitted := range c.snap.Admitted {
 		other, ok := c.snap.ClusterQueues[name]
 		if !ok {
@@ -60,24 +75,48 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 			if c.victims[a.Key] {
 				continue
 			}
-			own := name == cq.Name
-			if (own && preemptibleInQueue(cq.WithinClusterQueue, info.Priority, info.QueueTime, a)) ||
-				(!own && cq.Node.Parent != nil && treeRoot(other.Node) == root && borrowing(other.Node, a.Usage) &&
-					preemptibleByReclaim(cq.ReclaimWithinCohort, info.Priority, a)) {
+			if name == cq.Name {
+				if preemptibleInQueue(cq.WithinClusterQueue, info.Priority, info.QueueTime, a) {
+					cands = append(cands, a)
+				}
+				continue
+			}
+			if cq.Node.Parent == nil || treeRoot(other.Node) != root || !borrowing(other.Node, a.Usage) {
+				continue
+			}
+			borrowOK := preemptibleWhileBorrowing(cq.BorrowWithinCohort, info.Priority, a)
+			if borrowOK || preemptibleByReclaim(cq.ReclaimWithinCohort, info.Priority, a) {
 				cands = append(cands, a)
+				whileBorrowing[a.Key] = borrowOK
 			}
 		}
 	}
 	orderCandidates(cands, cq.Name)
-	victims := selectVictims(cands, func(chosen []*Candidate) bool {
-		reclaims := false
+	withinNominal := func(chosen []*Candidate) bool {
 		for _, v := range chosen {
-			reclaims = reclaims || v.ClusterQueue != cq.Name
+			if v.ClusterQueue != cq.Name && !whileBorrowing[v.Key] {
+				return true
+			}
 		}
-		return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), reclaims)
+		return false
+	}
+	victims := selectVictims(cands, func(chosen []*Candidate) bool {
+		return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), withinNominal(chosen))
 	})
 	if victims == nil {
 		return Decision{}, false
+	}
+	borrows := !c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), victims...), true)
+	wait.PreemptionReasons = map[string]string{}
+	for _, v := range victims {
+		switch {
+		case v.ClusterQueue == cq.Name:
+			wait.PreemptionReasons[v.Key] = kueue.InClusterQueueReason
+		case borrows:
+			wait.PreemptionReasons[v.Key] = kueue.InCohortReclaimWhileBorrowingReason
+		default:
+			wait.PreemptionReasons[v.Key] = kueue.InCohortReclamationReason
+		}
 	}
 	names := make([]string, 0, len(victims))
 	for _, v := range victims {

@@ -157,6 +157,48 @@ func TestReclaimWithinCohort(t *testing.T) {
 			if got := victimKeys(ds[0]); !reflect.DeepEqual(got, tc.wantVictim) {
 				t.Errorf("victims %v (%s: %s), want %v", got, ds[0].Reason, ds[0].Message, tc.wantVictim)
 			}
+			for _, v := range tc.wantVictim {
+				if got := ds[0].PreemptionReasons[v]; got != kueue.InCohortReclamationReason {
+					t.Errorf("reason for %s: %q, want %s", v, got, kueue.InCohortReclamationReason)
+				}
+			}
+		})
+	}
+}
+
+func TestBorrowWithinCohort(t *testing.T) {
+	threshold := func(v int32) *int32 { return &v }
+	cases := []struct {
+		name       string
+		borrow     *kueue.BorrowWithinCohort
+		reclaim    kueue.PreemptionPolicy
+		wantVictim []string
+		wantReason string
+	}{
+		{"reclaim alone can't make room for a borrowing preemptor", nil, kueue.PreemptionPolicyAny, nil, ""},
+		{"borrowWithinCohort evicts a lower-priority borrower", &kueue.BorrowWithinCohort{Policy: kueue.BorrowWithinCohortPolicyLowerPriority},
+			kueue.PreemptionPolicyLowerPriority, []string{"ns/b1"}, kueue.InCohortReclaimWhileBorrowingReason},
+		{"not above the threshold", &kueue.BorrowWithinCohort{Policy: kueue.BorrowWithinCohortPolicyLowerPriority, MaxPriorityThreshold: threshold(0)},
+			kueue.PreemptionPolicyLowerPriority, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(flavor("f"))
+			preemptor := w.queue("preemptor", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 2})
+			preemptor.BorrowWithinCohort = tc.borrow
+			preemptor.ReclaimWithinCohort = tc.reclaim
+			w.queue("borrower", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 2})
+			// The borrower uses all 4 CPU of the cohort: 2 of them borrowed.
+			chargeAdmitted(w.finalize(), []*Candidate{cand("ns/b1", "borrower", 1, 0, 3), cand("ns/b2", "borrower", 1, 10, 1)}, nil)
+			ds := Schedule(w.snap, []*workload.Info{wl("big", "preemptor", 10, 20, 3, "1")})
+			if got := victimKeys(ds[0]); !reflect.DeepEqual(got, tc.wantVictim) {
+				t.Fatalf("victims %v (%s: %s), want %v", got, ds[0].Reason, ds[0].Message, tc.wantVictim)
+			}
+			for _, v := range tc.wantVictim {
+				if got := ds[0].PreemptionReasons[v]; got != tc.wantReason {
+					t.Errorf("reason for %s: %q, want %q", v, got, tc.wantReason)
+				}
+			}
 		})
 	}
 }

@@ -37,9 +37,11 @@ type ClusterQueue struct {
 	// Active is false when the queue can't admit; InactiveMessage says why.
 	Active          bool
 	InactiveMessage string
-	// WithinClusterQueue and ReclaimWithinCohort are spec.preemption's.
+	// WithinClusterQueue, ReclaimWithinCohort and BorrowWithinCohort are
+	// spec.preemption's (BorrowWithinCohort nil when its policy is Never).
 	WithinClusterQueue  kueue.PreemptionPolicy
 	ReclaimWithinCohort kueue.PreemptionPolicy
+	BorrowWithinCohort  *kueue.BorrowWithinCohort
 }
 
 // ResourceGroup is a set of resources served by the same ordered flavors.

@@ -96,3 +96,37 @@ func TestReclaimWithinCohort(t *testing.T) {
 		t.Errorf("admitted now %v, want b1 and mine", got)
 	}
 }
+
+// borrowWithinCohort: a workload that will borrow may still evict
+// lower-priority borrowers at or below the threshold.
+func TestBorrowWithinCohort(t *testing.T) {
+	ns := namespace(t, nil)
+	rf := flavor(cluster.Unique("flavor"), nil)
+	cohort := cluster.Unique("cohort")
+	threshold := int32(5)
+	preemptor := clusterQueue(cluster.Unique("preemptor"), cohort, fq{flavor: rf.Name, nominal: "2"})
+	preemptor.Spec.Preemption = &kueue.ClusterQueuePreemption{ReclaimWithinCohort: kueue.PreemptionPolicyLowerPriority, BorrowWithinCohort: &kueue.BorrowWithinCohort{
+		Policy: kueue.BorrowWithinCohortPolicyLowerPriority, MaxPriorityThreshold: &threshold}}
+	other := clusterQueue(cluster.Unique("other"), cohort, fq{flavor: rf.Name, nominal: "2"})
+	cluster.MustCreate(t, rf, preemptor, other, localQueue(ns, "mine", preemptor.Name), localQueue(ns, "theirs", other.Name))
+	waitActive(t, preemptor)
+	waitActive(t, other)
+
+	low := newWorkload(ns, "low", "theirs", 1, 3, "1") // borrows 1 of the preemptor's 2
+	cluster.MustCreate(t, low)
+	waitAdmitted(t, low)
+	big := newWorkload(ns, "big", "mine", 100, 3, "1") // will borrow 1
+	cluster.MustCreate(t, big)
+	waitAdmitted(t, big)
+	framework.Eventually(t, "the low-priority borrower to be preempted while the preemptor borrows", func(ctx context.Context) (bool, error) {
+		current := &kueue.Workload{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(low), current); err != nil {
+			return false, err
+		}
+		preempted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
+		if preempted == nil || preempted.Reason != kueue.InCohortReclaimWhileBorrowingReason {
+			return false, fmt.Errorf("Preempted %+v", preempted)
+		}
+		return true, nil
+	})
+}
