@@ -65,9 +65,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch;update
 
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := r.reconcile(ctx, req)
+	return IgnoreConflict(r.reconcile(ctx, req))
+}
+
+// IgnoreConflict drops a write conflict: the cache was behind, and the
+// newer version comes back through the watch.
+func IgnoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {
-		// The cache was behind; the newer version comes back through the watch.
 		return res, nil
 	}
 	return res, err

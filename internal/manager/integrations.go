@@ -81,7 +81,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 		if err := in.notices.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod notices: %w", err)
 		}
-		if err := (&pod.GroupReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
+		if err := (&pod.GroupReconciler{Client: mgr.GetClient(), Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod groups: %w", err)
 		}
 	}

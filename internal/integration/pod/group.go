@@ -35,10 +35,9 @@ import (
 // named after the group, a podSet per distinct pod shape, admitted only
 // once every Pod of the group exists, and all Pods ungated together.
 type GroupReconciler struct {
+	// Client reads Pods, Workloads and StatefulSets from the manager's cache.
 	Client client.Client
-	// APIReader reads the StatefulSet that owns a group (its replicas).
-	APIReader client.Reader
-	Clock     clock.Clock
+	Clock  clock.Clock
 }
 
 // groupMember tells whether a Pod belongs to a group sluice queues.
@@ -51,11 +50,7 @@ func groupMember(o client.Object) bool {
 func IsGroupWorkload(wl *kueue.Workload) bool { return wl.Labels[kueue.PodGroupNameLabel] != "" }
 
 func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := r.reconcile(ctx, req)
-	if apierrors.IsConflict(err) {
-		return res, nil
-	}
-	return res, err
+	return integration.IgnoreConflict(r.reconcile(ctx, req))
 }
 
 func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -132,9 +127,9 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 // replicas when a StatefulSet owns it (scaling doesn't touch the pod
 // template), else the total-count annotation.
 func (r *GroupReconciler) desiredTotal(ctx context.Context, p *corev1.Pod) (int, error) {
-	if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" && r.APIReader != nil {
+	if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" {
 		sts := &appsv1.StatefulSet{}
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, sts)
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, sts)
 		if err == nil && sts.UID == owner.UID {
 			return int(ptr.Deref(sts.Spec.Replicas, 1)), nil
 		}

@@ -63,19 +63,21 @@ func optedIn(p *corev1.Pod) bool {
 	return p.Annotations[kueue.StandaloneAnnotation] == "true" || parent
 }
 
-// judge applies the rules: namespaces first, then the owner (a Pod of an
-// enabled kind is its parent's unless it opts in; opting in is ignored when
-// the nearest queued ancestor counts it), then the queue.
+// judge applies the rules: the owner (a Pod of an enabled kind is its
+// parent's unless it opts in), the namespaces, then, for a Pod that opted
+// in, its ancestors (opting in is ignored when the nearest queued one
+// counts it), then the queue.
 func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
+	// The owner first: it needs no read, and most Pods (a Job's) end here.
+	owner := metav1.GetControllerOf(p)
+	if owner != nil && !optedIn(p) && integration.OwnedByKind(p, w.Policy.ParentKinds) {
+		return verdict{}, nil
+	}
 	ns := &corev1.Namespace{}
 	if err := w.Reader.Get(ctx, client.ObjectKey{Name: p.Namespace}, ns); err != nil {
 		return verdict{}, fmt.Errorf("reading namespace %s: %w", p.Namespace, err)
 	}
 	if !w.Policy.Namespaces.Matches(labels.Set(ns.Labels)) {
-		return verdict{}, nil
-	}
-	owner := metav1.GetControllerOf(p)
-	if owner != nil && !optedIn(p) && integration.OwnedByKind(p, w.Policy.ParentKinds) {
 		return verdict{}, nil
 	}
 	if owner != nil && optedIn(p) {
