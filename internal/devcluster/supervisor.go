@@ -3,7 +3,6 @@ package devcluster
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/sluicehq/sluice/internal/childproc"
 )
@@ -62,6 +61,6 @@ func (s *supervisor) died() error {
 // stopAll stops the components, last started first.
 func (s *supervisor) stopAll() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].Stop(10 * time.Second)
+		s.procs[i].Stop(componentStopGrace)
 	}
 }

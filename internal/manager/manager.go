@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,10 @@ type Options struct {
 	// PprofBindAddress serves Go's profiles (/debug/pprof) there; empty or
 	// "0" serves none.
 	PprofBindAddress string
+	// GracefulShutdownTimeout bounds how long the controllers may take to
+	// stop once the manager's context ends; nil keeps controller-runtime's
+	// default (30s).
+	GracefulShutdownTimeout *time.Duration
 }
 
 // New builds a manager with every controller and webhook registered. The
@@ -72,6 +77,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
 		PprofBindAddress:              opts.PprofBindAddress,
+		GracefulShutdownTimeout:       opts.GracefulShutdownTimeout,
 		ReadinessEndpointName:         cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:          cfg.Health.LivenessEndpointName,
 		WebhookServer: webhook.NewServer(webhook.Options{

@@ -215,8 +215,13 @@ func killAndExpectStop(t *testing.T, component, wantMessage string) {
 			t.Fatalf("sluice dev exited with success after %s died", component)
 		}
 	case <-time.After(time.Minute):
-		_ = d.cmd.Process.Kill()
-		t.Fatalf("sluice dev kept running for a minute after %s died", component)
+		_ = d.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-d.exited:
+		case <-time.After(10 * time.Second):
+			_ = d.cmd.Process.Kill()
+		}
+		t.Fatalf("sluice dev kept running for a minute after %s died:\n%s", component, d.stderr.String())
 	}
 	if stderr := d.stderr.String(); !strings.Contains(stderr, wantMessage) {
 		t.Errorf("the error does not name %s (want %q):\n%s", component, wantMessage, tail(stderr, 20))
