@@ -35,6 +35,8 @@ type Cache struct {
 	// kept as they change: a snapshot charges one total per queue instead of
 	// every admitted workload.
 	usageByQueue map[string]quota.Amounts
+	// fairSharing is the manager's configuration, nil when off.
+	fairSharing *scheduler.FairSharing
 }
 
 type clusterQueue struct {
@@ -77,6 +79,13 @@ func New() *Cache {
 		workloads:     map[string]*reservation{},
 		usageByQueue:  map[string]quota.Amounts{},
 	}
+}
+
+// SetFairSharing turns fair sharing on (nil: off) for the next snapshots.
+func (c *Cache) SetFairSharing(fs *scheduler.FairSharing) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fairSharing = fs
 }
 
 // The setters keep copies: callers go on writing to their objects (a status
@@ -387,6 +396,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 		LocalQueues:     make(map[string]*scheduler.LocalQueue, len(c.localQueues)),
 		Flavors:         make(map[string]*kueue.ResourceFlavor, len(c.flavors)),
 		NamespaceLabels: make(map[string]labels.Set, len(c.namespaces)),
+		FairSharing:     c.fairSharing,
 	}
 	for name, rf := range c.flavors {
 		snap.Flavors[name] = rf
@@ -407,10 +417,13 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 			return n
 		}
 		var limits map[quota.FlavorResource]quota.Limits
+		weight := int64(quota.DefaultWeight)
 		if co, ok := c.cohorts[name]; ok {
 			limits = limitsOf(co.Spec.ResourceGroups)
+			weight = weightOf(co.Spec.FairSharing)
 		}
 		n := quota.NewNode(name, false, limits)
+		n.Weight = weight
 		cohortNodes[name] = n
 		return n
 	}
@@ -423,6 +436,7 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	for _, name := range names {
 		cq := c.clusterQueues[name]
 		node := quota.NewNode(name, true, cq.limits)
+		node.Weight = weightOf(cq.obj.Spec.FairSharing)
 		if cohort := string(cq.obj.Spec.CohortName); cohort != "" {
 			quota.Attach(cohortNode(cohort), node)
 		} else {
@@ -497,6 +511,14 @@ func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 	}
 }
 
+// weightOf is a fair-sharing weight in thousandths (default 1).
+func weightOf(fs *kueue.FairSharing) int64 {
+	if fs == nil || fs.Weight == nil {
+		return quota.DefaultWeight
+	}
+	return fs.Weight.MilliValue()
+}
+
 func enabled(p kueue.PreemptionPolicy) bool { return p != "" && p != kueue.PreemptionPolicyNever }
 
 func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
@@ -511,8 +533,15 @@ func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	if out.Strategy == "" {
 		out.Strategy = kueue.BestEffortFIFO
 	}
-	if ff := spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow != "" {
-		out.WhenCanBorrow = ff.WhenCanBorrow
+	out.WhenCanPreempt = kueue.TryNextFlavor
+	if ff := spec.FlavorFungibility; ff != nil {
+		if ff.WhenCanBorrow != "" {
+			out.WhenCanBorrow = ff.WhenCanBorrow
+		}
+		if ff.WhenCanPreempt != "" {
+			out.WhenCanPreempt = ff.WhenCanPreempt
+		}
+		out.PreferPreemption = ff.Preference != nil && *ff.Preference == kueue.PreemptionOverBorrowing
 	}
 	if p := spec.Preemption; p != nil {
 		out.WithinClusterQueue = p.WithinClusterQueue

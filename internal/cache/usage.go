@@ -54,6 +54,14 @@ func (c *Cache) ClusterQueueNames() []string {
 	return slices.Sorted(maps.Keys(c.clusterQueues))
 }
 
+// CohortNames lists the Cohort objects in the cache (implicit cohorts
+// have no object to report on).
+func (c *Cache) CohortNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.cohorts))
+}
+
 // LocalQueueKeys lists the cached LocalQueues (namespace/name) with their
 // ClusterQueue.
 func (c *Cache) LocalQueueKeys() map[string]string {

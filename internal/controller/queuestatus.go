@@ -66,6 +66,7 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			pendingByCQ[cq]++
 		}
 	}
+	cqShares, cohortShares := w.State.Cache.WeightedShares()
 	reserved := func(u *cache.Usage) quota.Amounts { return u.Reserved }
 	admitted := func(u *cache.Usage) quota.Amounts { return u.Admitted }
 	var updates []statusUpdate
@@ -77,6 +78,7 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
 			desired.FlavorsReservation = flavorUsage(cq, usage, reserved)
 			desired.FlavorsUsage = flavorUsage(cq, usage, admitted)
+			desired.FairSharing = fairSharingStatus(cqShares, name)
 			changed := !equality.Semantic.DeepEqual(&cq.Status, desired)
 			cq.Status = *desired
 			return changed
@@ -97,7 +99,24 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			return changed
 		})
 	}
+	for _, name := range w.State.Cache.CohortNames() {
+		updates = appendIfChanged(ctx, updates, w.Client, &kueue.Cohort{}, client.ObjectKey{Name: name}, func(co *kueue.Cohort) bool {
+			desired := fairSharingStatus(cohortShares, name)
+			changed := !equality.Semantic.DeepEqual(co.Status.FairSharing, desired)
+			co.Status.FairSharing = desired
+			return changed
+		})
+	}
 	w.writeStalestFirst(updates)
+}
+
+// fairSharingStatus is a node's reported share; nil when fair sharing is
+// off (shares is nil), so that turning it off clears the field.
+func fairSharingStatus(shares map[string]int64, name string) *kueue.FairSharingStatus {
+	if shares == nil {
+		return nil
+	}
+	return &kueue.FairSharingStatus{WeightedShare: shares[name]}
 }
 
 // writeStalestFirst writes the updates of the queues written longest ago,

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/scheduler"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
@@ -19,6 +20,8 @@ type Options struct {
 	// StopsFirst tells whether an evicted workload's job must stop before
 	// its reservation is cleared (see WorkloadReconciler).
 	StopsFirst func(*kueue.Workload) bool
+	// FairSharing turns fair sharing on; nil leaves it off.
+	FairSharing *scheduler.FairSharing
 }
 
 // Setup registers the field indexes and every reconciler of this package.
@@ -28,6 +31,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	c := mgr.GetClient()
 	state := NewState()
+	state.Cache.SetFairSharing(opts.FairSharing)
 	clk := clock.RealClock{}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error

@@ -29,6 +29,7 @@ import (
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/controller"
+	"github.com/sluicehq/sluice/internal/scheduler"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
@@ -93,7 +94,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
-	if err := controller.Setup(ctx, mgr, controller.Options{StopsFirst: in.stopsFirst}); err != nil {
+	if err := controller.Setup(ctx, mgr, controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing)}); err != nil {
 		return nil, err
 	}
 	if err := in.setupReconcilers(ctx, mgr); err != nil {
@@ -195,4 +196,20 @@ func applyClientConnection(c *rest.Config, cc *configapi.ClientConnection) {
 	if cc != nil && cc.Burst != nil {
 		c.Burst = int(*cc.Burst)
 	}
+}
+
+// fairSharingOf is the scheduler's view of the fairSharing configuration:
+// nil when off; both strategies when none is listed.
+func fairSharingOf(fs *configapi.FairSharing) *scheduler.FairSharing {
+	if fs == nil || !fs.Enable {
+		return nil
+	}
+	out := &scheduler.FairSharing{}
+	for _, s := range fs.PreemptionStrategies {
+		out.Strategies = append(out.Strategies, scheduler.FairStrategy(s))
+	}
+	if len(out.Strategies) == 0 {
+		out.Strategies = []scheduler.FairStrategy{scheduler.LessThanOrEqualToFinalShare, scheduler.LessThanInitialShare}
+	}
+	return out
 }

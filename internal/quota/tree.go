@@ -20,6 +20,9 @@ type Node struct {
 	Parent         *Node
 	Children       []*Node
 	Quotas         map[FlavorResource]Limits
+	// Weight is the node's fair-sharing weight in thousandths; 0 means it
+	// only gets what no node of positive weight wants.
+	Weight int64
 
 	// usage is, for a ClusterQueue, what its admitted workloads use; for a
 	// cohort, what its children use of the pool it manages (their usage
@@ -35,7 +38,7 @@ func NewNode(name string, isClusterQueue bool, quotas map[FlavorResource]Limits)
 	if quotas == nil {
 		quotas = map[FlavorResource]Limits{}
 	}
-	return &Node{Name: name, IsClusterQueue: isClusterQueue, Quotas: quotas, usage: Amounts{}, subtree: Amounts{}}
+	return &Node{Name: name, IsClusterQueue: isClusterQueue, Quotas: quotas, Weight: DefaultWeight, usage: Amounts{}, subtree: Amounts{}}
 }
 
 // Attach makes child a child of parent. Call Finalize on the roots once the

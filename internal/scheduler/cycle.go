@@ -76,8 +76,13 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 		deferred[cq.Name] = append(append(deferred[cq.Name], info), rest...)
 		return false, 0
 	})
-	// Phase 2: everything left, borrowing allowed.
-	c.serve(deferred, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, int) {
+	// Phase 2: everything left, borrowing allowed; by share under fair
+	// sharing.
+	serve := c.serve
+	if snap.FairSharing != nil {
+		serve = c.serveFair
+	}
+	serve(deferred, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, int) {
 		if f, seen := c.failedShapes[cq.Name][info.Shape]; seen {
 			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message, Park: true})
 			return true, c.parkFailedShapes(cq, rest, &decisions)

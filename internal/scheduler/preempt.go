@@ -92,17 +92,28 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 		}
 	}
 	orderCandidates(cands, cq.Name)
-	withinNominal := func(chosen []*Candidate) bool {
-		for _, v := range chosen {
-			if v.ClusterQueue != cq.Name && !whileBorrowing[v.Key] {
-				return true
+	fair := c.snap.FairSharing != nil
+	var victims []*Candidate
+	if fair {
+		// Under fair sharing, shares decide between queues; borrowWithinCohort
+		// does not apply.
+		cands = slices.DeleteFunc(cands, func(a *Candidate) bool {
+			return a.ClusterQueue != cq.Name && !preemptibleByReclaim(cq.ReclaimWithinCohort, info.Priority, a)
+		})
+		victims = c.selectFairVictims(cq, info, evicting, cands)
+	} else {
+		withinNominal := func(chosen []*Candidate) bool {
+			for _, v := range chosen {
+				if v.ClusterQueue != cq.Name && !whileBorrowing[v.Key] {
+					return true
+				}
 			}
+			return false
 		}
-		return false
+		victims = selectVictims(cands, func(chosen []*Candidate) bool {
+			return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), withinNominal(chosen))
+		})
 	}
-	victims := selectVictims(cands, func(chosen []*Candidate) bool {
-		return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), withinNominal(chosen))
-	})
 	if victims == nil {
 		return Decision{}, false
 	}
@@ -112,6 +123,8 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 		switch {
 		case v.ClusterQueue == cq.Name:
 			wait.PreemptionReasons[v.Key] = kueue.InClusterQueueReason
+		case borrows && fair:
+			wait.PreemptionReasons[v.Key] = kueue.InCohortFairSharingReason
 		case borrows:
 			wait.PreemptionReasons[v.Key] = kueue.InCohortReclaimWhileBorrowingReason
 		default:
@@ -132,14 +145,9 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 // back to their queues; withinNominal also asks that it fit without
 // borrowing.
 func (c *cycle) fitsWithout(cq *ClusterQueue, info *workload.Info, gone []*Candidate, withinNominal bool) bool {
-	release := func(sign int64) {
-		for _, g := range gone {
-			c.snap.ClusterQueues[g.ClusterQueue].Node.ChargeAll(g.Usage, sign)
-		}
-	}
-	release(-1)
+	chargeBack := c.release(gone)
 	a, f := assign(cq, c.snap.Flavors, info, false)
-	release(1)
+	chargeBack()
 	return f == nil && (!withinNominal || !a.borrows)
 }
 

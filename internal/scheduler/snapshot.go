@@ -22,7 +22,28 @@ type Snapshot struct {
 	// stop still hold; both are filled only when some queue preempts.
 	Admitted map[string][]*Candidate
 	Evicting map[string]quota.Amounts
+	// FairSharing, when set, orders borrowing admissions by share and lets
+	// a queue below its fair share preempt borrowers above theirs.
+	FairSharing *FairSharing
 }
+
+// FairSharing is the manager's fair-sharing configuration.
+type FairSharing struct {
+	// Strategies allow a fair-sharing preemption when any of them holds.
+	Strategies []FairStrategy
+}
+
+// FairStrategy compares the preemptor's queue and a victim's queue.
+type FairStrategy string
+
+const (
+	// LessThanOrEqualToFinalShare: the preemptor's share after admission is
+	// at most the victim queue's share after the eviction.
+	LessThanOrEqualToFinalShare FairStrategy = "LessThanOrEqualToFinalShare"
+	// LessThanInitialShare: the preemptor's share after admission is below
+	// the victim queue's share before the eviction.
+	LessThanInitialShare FairStrategy = "LessThanInitialShare"
+)
 
 // ClusterQueue is a ClusterQueue as admission sees it.
 type ClusterQueue struct {
@@ -31,6 +52,12 @@ type ClusterQueue struct {
 	Node          *quota.Node
 	Strategy      kueue.QueueingStrategy
 	WhenCanBorrow kueue.FlavorFungibilityPolicy
+	// WhenCanPreempt MayStopSearch preempts in the first flavor where
+	// preemption makes room rather than trying the next; PreferPreemption
+	// (PreemptionOverBorrowing) preempts in an earlier flavor rather than
+	// borrow in a later one.
+	WhenCanPreempt   kueue.FlavorFungibilityPolicy
+	PreferPreemption bool
 	Groups        []ResourceGroup
 	// NamespaceSelector selects the namespaces it serves; nil selects none.
 	NamespaceSelector labels.Selector

@@ -54,7 +54,8 @@ type Configuration struct {
 	// Health probe endpoint settings.
 	Health *Health `json:"health,omitempty"`
 
-	// FairSharing is accepted; its behaviour comes in a later release.
+	// FairSharing orders borrowing by weighted share and lets queues below
+	// their fair share preempt borrowers above theirs.
 	FairSharing *FairSharing `json:"fairSharing,omitempty"`
 }
 

@@ -1,0 +1,72 @@
+package quota
+
+import (
+	"math"
+	"math/bits"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DefaultWeight is a node's fair-sharing weight when none is set, in
+// thousandths (weight 1).
+const DefaultWeight = 1000
+
+// InfiniteShare is the share of a node of weight 0 that borrows: it gets
+// only what no node of positive weight wants.
+const InfiniteShare = math.MaxInt64
+
+// WeightedShare is the node's dominant share of what its cohort can lend,
+// divided by its weight: for each resource, what the node uses above its
+// subtree's quota (summed over flavors) per thousand of its parent's
+// subtree quota of that resource; the largest over resources, times 1000
+// over the weight in thousandths. A root, or a node that borrows nothing,
+// has share 0.
+func (n *Node) WeightedShare() int64 {
+	if n.Parent == nil {
+		return 0
+	}
+	var borrowed map[corev1.ResourceName]int64
+	for fr, used := range n.usage {
+		if above := used - n.subtree[fr]; above > 0 {
+			if borrowed == nil {
+				borrowed = map[corev1.ResourceName]int64{}
+			}
+			borrowed[fr.Resource] += above
+		}
+	}
+	if borrowed == nil {
+		return 0
+	}
+	if n.Weight <= 0 {
+		return InfiniteShare
+	}
+	lendable := map[corev1.ResourceName]int64{}
+	for fr, q := range n.Parent.subtree {
+		if _, ok := borrowed[fr.Resource]; ok {
+			lendable[fr.Resource] += q
+		}
+	}
+	var dominant int64
+	for name, b := range borrowed {
+		// Borrowing with nothing lendable at this level means borrowing
+		// from further up; that resource can't be compared here.
+		if l := lendable[name]; l > 0 {
+			dominant = max(dominant, mulDiv(b, 1000, l))
+		}
+	}
+	return mulDiv(dominant, 1000, n.Weight)
+}
+
+// mulDiv is a*b/c for non-negative operands without overflowing in the
+// product, saturating at MaxInt64.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
+}
