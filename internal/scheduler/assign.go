@@ -20,6 +20,10 @@ type assignment struct {
 	usage quota.Amounts
 	// borrows is true when the queue would use more than its own quota.
 	borrows bool
+	// passedOver holds, for each resource group where an earlier flavor
+	// lacked room only for now, the chosen flavor and those after it:
+	// without them, preemption would look in the earlier flavors.
+	passedOver map[string]bool
 }
 
 type podSetAssignment struct {
@@ -82,11 +86,14 @@ func assignCounts(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, in
 			if len(resources) == 0 {
 				continue
 			}
-			flavor, borrows, f := chooseFlavor(cq, flavors, ps, resources, total, a.usage, explain)
+			flavor, borrows, skipped, f := chooseFlavor(cq, flavors, ps, resources, total, a.usage, explain)
 			if f != nil {
 				return nil, f
 			}
 			a.borrows = a.borrows || borrows
+			if skipped {
+				a.passOver(cq.Groups[cq.groupOf(resources[0])].Flavors, flavor)
+			}
 			for _, name := range resources {
 				psa.flavors[name] = flavor
 				a.usage[quota.FlavorResource{Flavor: flavor, Resource: name}] += total[name]
@@ -97,15 +104,26 @@ func assignCounts(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, in
 	return a, nil
 }
 
+// passOver records chosen and the flavors after it in a group's order.
+func (a *assignment) passOver(order []string, chosen string) {
+	if a.passedOver == nil {
+		a.passedOver = map[string]bool{}
+	}
+	for _, name := range order[slices.Index(order, chosen):] {
+		a.passedOver[name] = true
+	}
+}
+
 // chooseFlavor tries the group's flavors in order. MayStopSearch takes the
 // first that fits, even by borrowing; TryNextFlavor prefers a later flavor
-// that fits within the queue's own quota.
+// that fits within the queue's own quota. skipped tells that an earlier
+// flavor than the chosen one lacked room only for now.
 func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps *workload.PodSet,
-	resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts, explain bool) (string, bool, *failure) {
+	resources []corev1.ResourceName, total workload.Requests, alreadyAssigned quota.Amounts, explain bool) (chosen string, borrows, skipped bool, f *failure) {
 	group := cq.Groups[cq.groupOf(resources[0])]
 	var reasons []string
 	best := ineligible
-	borrowingCandidate := ""
+	borrowingCandidate, skippedBeforeBorrowing := "", false
 	for _, name := range group.Flavors {
 		flavor, ok := flavors[name]
 		if !ok {
@@ -120,20 +138,23 @@ func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps
 		best = max(best, outcome)
 		switch outcome {
 		case fitsInQuota:
-			return name, false, nil
+			return name, false, skipped, nil
 		case fitsByBorrowing:
 			if cq.WhenCanBorrow != kueue.TryNextFlavor {
-				return name, true, nil
+				return name, true, skipped, nil
 			}
 			if borrowingCandidate == "" {
-				borrowingCandidate = name
+				borrowingCandidate, skippedBeforeBorrowing = name, skipped
 			}
+		case noRoomNow:
+			skipped = true
+			reasons = append(reasons, why)
 		default:
 			reasons = append(reasons, why)
 		}
 	}
 	if borrowingCandidate != "" {
-		return borrowingCandidate, true, nil
+		return borrowingCandidate, true, skippedBeforeBorrowing, nil
 	}
 	reason := kueue.ReasonWaitingForQuota
 	switch best {
@@ -142,7 +163,7 @@ func chooseFlavor(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, ps
 	case neverFits:
 		reason = kueue.ReasonExceedsMaxQuota
 	}
-	return "", false, &failure{reason, fmt.Sprintf("couldn't assign flavors to podSet %s: %s", ps.Name, strings.Join(reasons, "; "))}
+	return "", false, false, &failure{reason, fmt.Sprintf("couldn't assign flavors to podSet %s: %s", ps.Name, strings.Join(reasons, "; "))}
 }
 
 // fitIn checks every resource of a group in one flavor.

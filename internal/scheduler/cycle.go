@@ -69,7 +69,7 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 	deferred := map[string][]*workload.Info{}
 	c.serve(perQueue, func(cq *ClusterQueue, info *workload.Info, rest []*workload.Info) (bool, int) {
 		a, f := assign(cq, snap.Flavors, info, false)
-		if f == nil && !a.borrows {
+		if f == nil && !a.borrows && !cq.preemptsBefore(a) {
 			decisions = append(decisions, c.admit(cq, info, a))
 			return true, 0
 		}
@@ -94,6 +94,12 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 			}
 		}
 		if f == nil {
+			if cq.preemptsBefore(a) {
+				if d, ok := c.preempt(cq.withoutFlavors(a.passedOver), info); ok {
+					decisions = append(decisions, d)
+					return false, 0
+				}
+			}
 			decisions = append(decisions, c.admit(cq, info, a))
 			return true, 0
 		}
