@@ -19,7 +19,7 @@ DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
 BENCH       ?= baseline
 
-.PHONY: all build tools generate verify test test-unit test-integration test-e2e dev bench fmt vet clean
+.PHONY: all build tools generate verify test test-unit test-integration test-e2e dev bench bench-properties fmt vet clean
 
 all: build
 
@@ -86,9 +86,13 @@ test-e2e: tools
 dev: tools build
 	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig $(DEV_FLAGS)
 
-## bench: admission throughput and latency (BENCH=baseline|saturation|large|smoke); the report goes to bin/bench-$(BENCH).json
-bench: tools build
+## bench: the preemption/fair-sharing property test at a large size, then admission throughput and latency (BENCH=baseline|saturation|large|smoke); the report goes to bin/bench-$(BENCH).json
+bench: tools build bench-properties
 	$(BIN)/sluice bench --generator bench/$(BENCH).yaml --assets $(K8S_BIN) --out $(BIN)/bench-$(BENCH).json
+
+## bench-properties: seeded random runs of the pure cycle (preemption, fair sharing, quota changes), 5 seeds x 10,000 cycles each way
+bench-properties:
+	SLUICE_PROPERTY_STEPS=10000 SLUICE_PROPERTY_SEEDS=5 go test -count=1 -timeout 30m -run TestPreemptionProperties -v ./internal/scheduler/
 
 clean:
 	rm -rf $(BIN)/sluice $(DEV_DATA)

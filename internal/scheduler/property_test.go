@@ -13,13 +13,17 @@ import (
 	"time"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // simulation drives Schedule through arrivals, completions, quota changes
-// and preemptions in one cohort of three queues, applying each cycle's
-// decisions at once (a victim stops immediately).
+// and preemptions in a cohort tree (root with a pool of 2 CPU, cohorts
+// left {qa, qb} and right {qc, qd}; qb may borrow at most 2, qc lends at
+// most 1), with or without fair sharing, applying each cycle's decisions at
+// once (a victim stops immediately).
 type simulation struct {
+	fair     bool
 	rng      *rand.Rand
 	nominal  map[string]int64 // cores per queue
 	admitted map[string]*Candidate
@@ -30,18 +34,34 @@ type simulation struct {
 	evictedBy map[[2]string]bool
 }
 
-var simQueues = []string{"qa", "qb", "qc"}
+var simQueues = []string{"qa", "qb", "qc", "qd"}
 
-func newSimulation(seed uint64) *simulation {
-	return &simulation{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		nominal:  map[string]int64{"qa": 4, "qb": 4, "qc": 2},
+func newSimulation(seed uint64, fair bool) *simulation {
+	return &simulation{fair: fair, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		nominal:  map[string]int64{"qa": 4, "qb": 3, "qc": 2, "qd": 2},
 		admitted: map[string]*Candidate{}, pending: map[string]*workload.Info{}, evictedBy: map[[2]string]bool{}}
 }
 
 func (s *simulation) snapshot() *Snapshot {
 	w := newWorld(flavor("f"))
-	for _, name := range simQueues {
-		cq := w.queue(name, kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: s.nominal[name]})
+	w.cohort.Quotas = limitsCPU("f", 2)
+	left, right := newCohortNode("left"), newCohortNode("right")
+	attach(w.cohort, left)
+	attach(w.cohort, right)
+	weights := map[string]int64{"qa": 1000, "qb": 2000, "qc": 1000, "qd": 500}
+	for i, name := range simQueues {
+		q := flavorQuota{name: "f", nominal: s.nominal[name]}
+		if name == "qb" {
+			q.borrowing = int64p(2)
+		}
+		cq := w.queue(name, kueue.BestEffortFIFO, kueue.MayStopSearch, false, q)
+		if name == "qc" {
+			l := cq.Node.Quotas[cpuIn("f")]
+			l.LendingLimit = int64p(1000)
+			cq.Node.Quotas[cpuIn("f")] = l
+		}
+		cq.Node.Weight = weights[name]
+		attach([]*quota.Node{left, right}[i/2], cq.Node)
 		cq.WithinClusterQueue = kueue.PreemptionPolicyLowerPriority
 		cq.ReclaimWithinCohort = kueue.PreemptionPolicyLowerPriority
 		cq.BorrowWithinCohort = &kueue.BorrowWithinCohort{Policy: kueue.BorrowWithinCohortPolicyLowerPriority}
@@ -51,7 +71,23 @@ func (s *simulation) snapshot() *Snapshot {
 		admitted = append(admitted, s.admitted[key])
 	}
 	chargeAdmitted(w.finalize(), admitted, nil)
+	if s.fair {
+		w.snap.FairSharing = bothStrategies
+	}
 	return w.snap
+}
+
+// excess is, for every node of the snapshot's tree, how far its usage is
+// beyond the most it could ever get: above zero only after a quota was
+// lowered under running work.
+func excess(snap *Snapshot) map[string]int64 {
+	out := map[string]int64{}
+	for _, cq := range snap.ClusterQueues {
+		for n := cq.Node; n != nil; n = n.Parent {
+			out[n.Name] = max(0, n.Usage(cpuIn("f"))-n.Potential(cpuIn("f")))
+		}
+	}
+	return out
 }
 
 // step runs one cycle at second t and checks the invariants.
@@ -81,6 +117,7 @@ func (s *simulation) step(t *testing.T, now int) {
 	for _, key := range slices.Sorted(maps.Keys(s.pending)) {
 		pending = append(pending, s.pending[key])
 	}
+	before := excess(s.snapshot())
 	snap := s.snapshot()
 	decisions := Schedule(snap, pending)
 	victimOf := map[string]string{}
@@ -124,17 +161,13 @@ func (s *simulation) step(t *testing.T, now int) {
 			}
 		}
 	}
-	// Quota bound: whatever was admitted this cycle fits the cohort.
+	// Quota bounds: no admission takes a queue or cohort beyond the most it
+	// may use (or further beyond, where a lowered quota left it there).
 	if admittedNow {
-		var used, capacity int64
-		for _, a := range s.admitted {
-			used += a.Usage[cpuIn("f")]
-		}
-		for _, n := range s.nominal {
-			capacity += n * 1000
-		}
-		if used > capacity {
-			t.Fatalf("t=%d: %dm in use, cohort has %dm", now, used, capacity)
+		for name, over := range excess(s.snapshot()) {
+			if over > before[name] {
+				t.Fatalf("t=%d: %s is %dm beyond its bound (was %dm)", now, name, over, before[name])
+			}
 		}
 	}
 }
@@ -149,26 +182,40 @@ func (s *simulation) run(t *testing.T, steps int) []string {
 // TestPreemptionProperties: seeded random runs of the pure cycle, each
 // replayed to check that equal inputs give equal decisions;
 // SLUICE_PROPERTY_STEPS makes them longer.
+// SLUICE_PROPERTY_SEEDS runs more seeds (make bench runs both large).
 func TestPreemptionProperties(t *testing.T) {
-	steps := 1500
+	steps, seeds := 1500, 3
 	if v, err := strconv.Atoi(os.Getenv("SLUICE_PROPERTY_STEPS")); err == nil && v > 0 {
 		steps = v
 	}
-	for _, seed := range []uint64{1, 2, 3} {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			first := newSimulation(seed).run(t, steps)
-			if again := newSimulation(seed).run(t, steps); !reflect.DeepEqual(first, again) {
-				t.Fatal("the same seed gave different decisions")
-			}
-			evictions := 0
-			for _, line := range first {
-				if strings.Contains(line, " evict ") {
-					evictions++
-				}
-			}
-			if evictions == 0 {
-				t.Errorf("no preemption happened in %d steps: the run doesn't exercise it", steps)
-			}
-		})
+	if v, err := strconv.Atoi(os.Getenv("SLUICE_PROPERTY_SEEDS")); err == nil && v > 0 {
+		seeds = v
 	}
+	for seed := range uint64(seeds) {
+		for _, fair := range []bool{false, true} {
+			t.Run(fmt.Sprintf("seed %d fair sharing %t", seed+1, fair), func(t *testing.T) {
+				checkProperties(t, seed+1, fair, steps)
+			})
+		}
+	}
+}
+
+func checkProperties(t *testing.T, seed uint64, fair bool, steps int) {
+	first := newSimulation(seed, fair).run(t, steps)
+	if again := newSimulation(seed, fair).run(t, steps); !reflect.DeepEqual(first, again) {
+		t.Fatal("the same seed gave different decisions")
+	}
+	causes := map[string]int{}
+	for _, line := range first {
+		if _, after, ok := strings.Cut(line, " evict "); ok {
+			causes[after[strings.LastIndex(after, "(")+1:len(after)-1]]++
+		}
+	}
+	if len(causes) == 0 {
+		t.Errorf("no preemption happened in %d steps: the run doesn't exercise it", steps)
+	}
+	if fair && causes[kueue.InCohortFairSharingReason] == 0 {
+		t.Errorf("no fair-sharing preemption in %d steps (causes %v)", steps, causes)
+	}
+	t.Logf("%d steps, evictions by cause: %v", steps, causes)
 }

@@ -58,7 +58,7 @@ type ClusterQueue struct {
 	// borrow in a later one.
 	WhenCanPreempt   kueue.FlavorFungibilityPolicy
 	PreferPreemption bool
-	Groups        []ResourceGroup
+	Groups           []ResourceGroup
 	// NamespaceSelector selects the namespaces it serves; nil selects none.
 	NamespaceSelector labels.Selector
 	// Active is false when the queue can't admit; InactiveMessage says why.
