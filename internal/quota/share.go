@@ -17,10 +17,12 @@ const InfiniteShare = math.MaxInt64
 
 // WeightedShare is the node's dominant share of what its cohort can lend,
 // divided by its weight: for each resource, what the node uses above its
-// subtree's quota (summed over flavors) per thousand of its parent's
-// subtree quota of that resource; the largest over resources, times 1000
-// over the weight in thousandths. A root, or a node that borrows nothing,
-// has share 0.
+// subtree's quota (summed over flavors) per thousand of what its parent
+// could ever make available of that resource (its Potential, which counts
+// what the parent may borrow in turn: a cohort without quota of its own
+// still lends its parent's); the largest over resources, times 1000 over
+// the weight in thousandths. A root, or a node that borrows nothing, has
+// share 0.
 func (n *Node) WeightedShare() int64 {
 	if n.Parent == nil {
 		return 0
@@ -41,9 +43,9 @@ func (n *Node) WeightedShare() int64 {
 		return InfiniteShare
 	}
 	lendable := map[corev1.ResourceName]int64{}
-	for fr, q := range n.Parent.subtree {
+	for fr := range n.Parent.flavorResources() {
 		if _, ok := borrowed[fr.Resource]; ok {
-			lendable[fr.Resource] += q
+			lendable[fr.Resource] += n.Parent.Potential(fr)
 		}
 	}
 	var dominant int64
@@ -55,6 +57,17 @@ func (n *Node) WeightedShare() int64 {
 		}
 	}
 	return mulDiv(dominant, 1000, n.Weight)
+}
+
+// flavorResources are the cells where the node or an ancestor has quota.
+func (n *Node) flavorResources() map[FlavorResource]bool {
+	out := map[FlavorResource]bool{}
+	for node := n; node != nil; node = node.Parent {
+		for fr := range node.subtree {
+			out[fr] = true
+		}
+	}
+	return out
 }
 
 // mulDiv is a*b/c for non-negative operands without overflowing in the

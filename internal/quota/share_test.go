@@ -64,8 +64,8 @@ func TestWeightedShareOfACohort(t *testing.T) {
 	Attach(right, c)
 	Finalize(root)
 	a.Charge(cpu, 6000) // 2 of its own, 2 of b's, 2 of c's
-	if got := a.WeightedShare(); got != 1000 {
-		t.Errorf("a's share %d, want 1000 (4 borrowed of the 4 left can lend)", got)
+	if got := a.WeightedShare(); got != 500 {
+		t.Errorf("a's share %d, want 500 (4 borrowed of the 8 left could make available)", got)
 	}
 	if got := left.WeightedShare(); got != 250 {
 		t.Errorf("left's share %d, want 250 (2 of root's 8)", got)

@@ -103,6 +103,11 @@ func TestFairSharingThreeLevels(t *testing.T) {
 	if got := admitted["a1"] + admitted["a2"] + admitted["a3"]; got != 4 || admitted["b"] != 4 {
 		t.Errorf("left got %d (%v), right %d; want 4 and 4", got, admitted, admitted["b"])
 	}
+	// Left has no quota of its own, yet its queues compare by what the root
+	// makes available through it: 2, 1, 1 (ties by the workloads' order).
+	if admitted["a1"] != 2 || admitted["a2"] != 1 || admitted["a3"] != 1 {
+		t.Errorf("left's queues got %v, want a1=2 a2=1 a3=1", admitted)
+	}
 }
 
 // A queue below its fair share takes back from the queue with the highest

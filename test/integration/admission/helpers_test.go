@@ -2,8 +2,6 @@ package admission
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -21,14 +18,11 @@ import (
 
 func namespace(t *testing.T, labels map[string]string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster.Unique("ns"), Labels: labels}}
-	cluster.MustCreate(t, ns)
-	return ns.Name
+	return cluster.Namespace(t, labels)
 }
 
 func flavor(name string, labels map[string]string, taints ...corev1.Taint) *kueue.ResourceFlavor {
-	return &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: kueue.ResourceFlavorSpec{NodeLabels: labels, NodeTaints: taints}}
+	return framework.Flavor(name, labels, taints...)
 }
 
 // fq is the cpu quota of one flavor.
@@ -39,41 +33,28 @@ type fq struct {
 	lending   *string
 }
 
-func cpuGroup(quotas ...fq) []kueue.ResourceGroup {
-	rg := kueue.ResourceGroup{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU}}
-	for _, q := range quotas {
-		r := kueue.ResourceQuota{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(q.nominal)}
-		if q.borrowing != nil {
-			r.BorrowingLimit = ptr.To(resource.MustParse(*q.borrowing))
-		}
-		if q.lending != nil {
-			r.LendingLimit = ptr.To(resource.MustParse(*q.lending))
-		}
-		rg.Flavors = append(rg.Flavors, kueue.FlavorQuotas{Name: kueue.ResourceFlavorReference(q.flavor), Resources: []kueue.ResourceQuota{r}})
+func (q fq) quota() framework.CPUQuota {
+	return framework.CPUQuota{Flavor: q.flavor, Nominal: q.nominal, Borrowing: q.borrowing, Lending: q.lending}
+}
+
+func quotas(fqs []fq) []framework.CPUQuota {
+	out := make([]framework.CPUQuota, len(fqs))
+	for i, q := range fqs {
+		out[i] = q.quota()
 	}
-	return []kueue.ResourceGroup{rg}
+	return out
 }
 
-func clusterQueue(name, cohort string, quotas ...fq) *kueue.ClusterQueue {
-	return &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
-		CohortName: kueue.CohortReference(cohort), NamespaceSelector: &metav1.LabelSelector{}, ResourceGroups: cpuGroup(quotas...)}}
+func cpuGroup(qs ...fq) []kueue.ResourceGroup { return framework.CPUGroup(quotas(qs)...) }
+
+func clusterQueue(name, cohort string, qs ...fq) *kueue.ClusterQueue {
+	return framework.ClusterQueue(name, cohort, quotas(qs)...)
 }
 
-func localQueue(ns, name, cq string) *kueue.LocalQueue {
-	return &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}}
-}
+func localQueue(ns, name, cq string) *kueue.LocalQueue { return framework.LocalQueue(ns, name, cq) }
 
-// newWorkload asks for count pods of cpu each.
 func newWorkload(ns, name, lq string, priority int32, count int32, cpu string) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: kueue.WorkloadSpec{
-		QueueName: kueue.LocalQueueName(lq),
-		Priority:  ptr.To(priority),
-		PodSets: []kueue.PodSet{{Name: "main", Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "main", Image: "busybox",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
-		}}}},
-	}}
+	return framework.Workload(ns, name, lq, priority, count, cpu)
 }
 
 func get(t *testing.T, wl *kueue.Workload) *kueue.Workload {
@@ -85,53 +66,16 @@ func get(t *testing.T, wl *kueue.Workload) *kueue.Workload {
 	return out
 }
 
-// reserved tells whether the workload holds quota: reserved and not
-// finished (a finished workload keeps its admission in status).
-func reserved(wl *kueue.Workload) bool {
-	return wl.Status.Admission != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
-		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
-}
+func reserved(wl *kueue.Workload) bool { return framework.Reserved(wl) }
 
-// waitAdmitted waits until every workload is admitted and returns them.
 func waitAdmitted(t *testing.T, wls ...*kueue.Workload) {
 	t.Helper()
-	for _, wl := range wls {
-		framework.Eventually(t, wl.Name+" to be admitted", func(ctx context.Context) (bool, error) {
-			current := &kueue.Workload{}
-			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(wl), current); err != nil {
-				return false, err
-			}
-			if reserved(current) && meta.IsStatusConditionTrue(current.Status.Conditions, kueue.WorkloadAdmitted) {
-				*wl = *current
-				return true, nil
-			}
-			return false, fmt.Errorf("conditions: %v", current.Status.Conditions)
-		})
-	}
+	cluster.WaitAdmitted(t, wls...)
 }
 
-// waitPending waits until the workload has QuotaReserved=False with the
-// reason and a message containing every part, and returns it.
 func waitPending(t *testing.T, wl *kueue.Workload, reason string, parts ...string) *kueue.Workload {
 	t.Helper()
-	var current *kueue.Workload
-	framework.Eventually(t, fmt.Sprintf("%s to wait with %s", wl.Name, reason), func(ctx context.Context) (bool, error) {
-		current = &kueue.Workload{}
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(wl), current); err != nil {
-			return false, err
-		}
-		c := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadQuotaReserved)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason {
-			return false, fmt.Errorf("QuotaReserved: %+v", c)
-		}
-		for _, p := range parts {
-			if !strings.Contains(c.Message, p) {
-				return false, fmt.Errorf("message %q lacks %q", c.Message, p)
-			}
-		}
-		return true, nil
-	})
-	return current
+	return cluster.WaitPending(t, wl, reason, parts...)
 }
 
 // finish marks a workload Finished, as a job integration would.
@@ -153,16 +97,9 @@ func update(t *testing.T, obj client.Object, mutate func()) {
 	framework.Update(t, cluster.Client, obj, mutate)
 }
 
-// admittedNow lists which of the workloads hold a reservation right now.
 func admittedNow(t *testing.T, wls ...*kueue.Workload) []string {
 	t.Helper()
-	var out []string
-	for _, wl := range wls {
-		if reserved(get(t, wl)) {
-			out = append(out, wl.Name)
-		}
-	}
-	return out
+	return cluster.ReservedNow(t, wls...)
 }
 
 // nextSecond waits until the wall clock is past the creation second of
@@ -176,15 +113,7 @@ func nextSecond(t *testing.T, obj client.Object) {
 
 func quantity(s string) resource.Quantity { return resource.MustParse(s) }
 
-// waitActive waits until a ClusterQueue is Active, which also means that
-// admission has taken it into account.
 func waitActive(t *testing.T, cq *kueue.ClusterQueue) {
 	t.Helper()
-	framework.Eventually(t, cq.Name+" to be active", func(ctx context.Context) (bool, error) {
-		current := &kueue.ClusterQueue{}
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(cq), current); err != nil {
-			return false, err
-		}
-		return meta.IsStatusConditionTrue(current.Status.Conditions, kueue.ConditionActive), nil
-	})
+	cluster.WaitActive(t, cq)
 }

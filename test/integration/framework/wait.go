@@ -21,7 +21,10 @@ func Eventually(t testing.TB, what string, cond func(ctx context.Context) (bool,
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, Timeout, true,
 		func(ctx context.Context) (bool, error) {
 			ok, err := cond(ctx)
-			last = err
+			if ctx.Err() == nil || last == nil {
+				// An error caused by the deadline itself explains nothing.
+				last = err
+			}
 			return ok && err == nil, nil
 		})
 	if err != nil {
