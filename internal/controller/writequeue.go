@@ -12,7 +12,9 @@ import (
 // server the verdicts of thousands of waiting workloads would otherwise hold
 // back the admissions that free the queue. Pending verdicts are keyed by
 // workload: a newer verdict replaces a queued one, an admission drops it, and
-// only a few are written at a time. Adding never blocks the cycle.
+// only a few are written at a time. Two writes of one workload never run at
+// once: each is a conditional patch on the version the other one replaces,
+// so the second would be refused. Adding never blocks the cycle.
 type writeQueue struct {
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -25,10 +27,12 @@ type writeQueue struct {
 	inFlight     int
 	maxInFlight  int
 	closed       bool
+	// writing are the workloads whose write is being made.
+	writing map[string]bool
 }
 
 func newWriteQueue(maxPendingInFlight int) *writeQueue {
-	q := &writeQueue{pending: map[string]scheduler.Decision{}, maxInFlight: max(1, maxPendingInFlight)}
+	q := &writeQueue{pending: map[string]scheduler.Decision{}, writing: map[string]bool{}, maxInFlight: max(1, maxPendingInFlight)}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -63,39 +67,74 @@ func (q *writeQueue) close() {
 }
 
 // next blocks until there is a write to make, and returns it with whether
-// it is an admission; ok is false once the queue is closed and drained.
+// it is an admission; ok is false once the queue is closed and drained. A
+// workload whose write is being made waits its turn, and the writes behind
+// it go first. The caller reports the write done with written.
 func (q *writeQueue) next() (d scheduler.Decision, admission, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
-		if len(q.admissions) > 0 {
-			d = q.admissions[0]
-			q.admissions[0] = scheduler.Decision{}
-			q.admissions = q.admissions[1:]
-			return d, true, true
+		d, admission, found := q.take()
+		if found {
+			return d, admission, true
 		}
-		if q.closed {
+		if q.closed && len(q.admissions) == 0 {
 			return scheduler.Decision{}, false, false
-		}
-		for q.inFlight < q.maxInFlight && len(q.pendingOrder) > 0 {
-			key := q.pendingOrder[0]
-			q.pendingOrder = q.pendingOrder[1:]
-			if d, queued := q.pending[key]; queued {
-				delete(q.pending, key)
-				q.inFlight++
-				return d, false, true
-			}
 		}
 		q.cond.Wait()
 	}
 }
 
-// verdictWritten frees the slot of a pending verdict's write.
-func (q *writeQueue) verdictWritten() {
+// take is next without waiting: found is false when no write can be made
+// now. The caller holds mu.
+func (q *writeQueue) take() (d scheduler.Decision, admission, found bool) {
+	for i, a := range q.admissions {
+		if q.writing[a.Info.Key] {
+			continue
+		}
+		q.admissions = append(q.admissions[:i:i], q.admissions[i+1:]...)
+		q.writing[a.Info.Key] = true
+		return a, true, true
+	}
+	if q.closed {
+		return scheduler.Decision{}, false, false
+	}
+	d, found = q.nextVerdict()
+	return d, false, found
+}
+
+// nextVerdict takes the oldest queued verdict of a workload not being
+// written, within the bound of verdicts in flight. The caller holds mu.
+func (q *writeQueue) nextVerdict() (scheduler.Decision, bool) {
+	for i := 0; i < len(q.pendingOrder) && q.inFlight < q.maxInFlight; {
+		key := q.pendingOrder[i]
+		d, queued := q.pending[key]
+		switch {
+		case !queued:
+			q.pendingOrder = append(q.pendingOrder[:i:i], q.pendingOrder[i+1:]...)
+		case q.writing[key]:
+			i++
+		default:
+			q.pendingOrder = append(q.pendingOrder[:i:i], q.pendingOrder[i+1:]...)
+			delete(q.pending, key)
+			q.inFlight++
+			q.writing[key] = true
+			return d, true
+		}
+	}
+	return scheduler.Decision{}, false
+}
+
+// written reports a write made: the workload may be written again, and a
+// verdict frees its slot.
+func (q *writeQueue) written(d scheduler.Decision, admission bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.inFlight--
-	q.cond.Signal()
+	delete(q.writing, d.Info.Key)
+	if !admission {
+		q.inFlight--
+	}
+	q.cond.Broadcast()
 }
 
 // run makes writes with n writers until the queue is closed and drained.
@@ -112,9 +151,10 @@ func (q *writeQueue) run(ctx context.Context, n int, writeAdmission, writeVerdic
 					return
 				case admission:
 					writeAdmission(ctx, d)
+					q.written(d, true)
 				default:
 					writeVerdict(ctx, d)
-					q.verdictWritten()
+					q.written(d, false)
 				}
 			}
 		}()

@@ -27,8 +27,8 @@ func drain(q *writeQueue, completeVerdicts bool) []taken {
 			return out
 		}
 		out = append(out, taken{d.Info.Key, d.Message, admission})
-		if !admission && completeVerdicts {
-			q.verdictWritten()
+		if completeVerdicts {
+			q.written(d, admission)
 		}
 	}
 }
@@ -84,14 +84,14 @@ func TestWriteQueueBoundsVerdictsInFlight(t *testing.T) {
 	for _, key := range []string{"ns/a", "ns/b", "ns/c"} {
 		q.verdict(decisionFor(key, "waits"))
 	}
-	q.next()
+	first, _, _ := q.next()
 	q.next()
 	// Two verdicts in flight: a third must wait, an admission must not.
 	q.admit(decisionFor("ns/x", ""))
 	if d, admission, _ := q.next(); !admission || d.Info.Key != "ns/x" {
 		t.Fatalf("with verdicts at the bound, next = %s (admission %v), want the admission", d.Info.Key, admission)
 	}
-	q.verdictWritten()
+	q.written(first, false)
 	if d, admission, _ := q.next(); admission || d.Info.Key != "ns/c" {
 		t.Fatalf("after a verdict completed, next = %s (admission %v), want the verdict of ns/c", d.Info.Key, admission)
 	}
@@ -104,5 +104,28 @@ func TestWriteQueueCloseDrainsAdmissionsOnly(t *testing.T) {
 	got := drain(q, true)
 	if len(got) != 1 || got[0].key != "ns/b" || !got[0].admission {
 		t.Errorf("after close, writes = %+v, want only the admission of ns/b", got)
+	}
+}
+
+// A workload's admission decided while its verdict is being written waits
+// for that write: made at once, it would be refused as a conflict.
+func TestWriteQueueOneWriteOfAWorkloadAtATime(t *testing.T) {
+	q := newWriteQueue(4)
+	q.verdict(decisionFor("ns/a", "waits for preempted workloads"))
+	verdict, _, _ := q.next()
+	q.admit(decisionFor("ns/a", ""))
+	q.admit(decisionFor("ns/b", ""))
+	if d, admission, _ := q.next(); !admission || d.Info.Key != "ns/b" {
+		t.Fatalf("while ns/a is written, next = %s (admission %v), want the admission of ns/b", d.Info.Key, admission)
+	}
+	q.mu.Lock()
+	d, _, found := q.take()
+	q.mu.Unlock()
+	if found {
+		t.Fatalf("next would give %s while ns/a's verdict is still being written", d.Info.Key)
+	}
+	q.written(verdict, false)
+	if d, admission, _ := q.next(); !admission || d.Info.Key != "ns/a" {
+		t.Errorf("after the verdict was written, next = %s (admission %v), want ns/a's admission", d.Info.Key, admission)
 	}
 }
