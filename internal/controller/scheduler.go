@@ -31,6 +31,9 @@ import (
 // workload's latest version again.
 type Scheduler struct {
 	Client client.Client
+	// APIReader reads a victim again from the API server when the cache's
+	// version of it was refused: the cache may lag behind for many retries.
+	APIReader client.Reader
 	State  *State
 	Clock  clock.Clock
 	// Writers is how many status writes may be in flight at once; at most
@@ -314,11 +317,13 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 		kueue.InClusterQueueReason:                "prioritization in ClusterQueue " + d.ClusterQueue,
 		kueue.InCohortReclamationReason:           "reclamation within the cohort by ClusterQueue " + d.ClusterQueue,
 		kueue.InCohortReclaimWhileBorrowingReason: "reclamation within the cohort while borrowing, by ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortFairSharingReason:           "fair sharing within the cohort, by ClusterQueue " + d.ClusterQueue,
 	}[reason]
 	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to %s", d.Info.Key, d.Info.UID, why)
+	var reader client.Reader = s.Client
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wl := &kueue.Workload{}
-		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
 			return err
 		}
 		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
@@ -329,7 +334,11 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
 		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
 			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
-		return s.Client.Status().Patch(ctx, wl, patch)
+		err := s.Client.Status().Patch(ctx, wl, patch)
+		if apierrors.IsConflict(err) && s.APIReader != nil {
+			reader = s.APIReader
+		}
+		return err
 	})
 	if client.IgnoreNotFound(err) != nil {
 		s.State.Cache.ForgetEvicting(victim.Key)

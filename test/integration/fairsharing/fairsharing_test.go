@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -213,6 +214,9 @@ func TestPreemptionTowardsFairShares(t *testing.T) {
 		for _, c := range current.Status.Conditions {
 			if c.Type == kueue.WorkloadPreempted && c.Status == metav1.ConditionTrue {
 				causes[c.Reason]++
+				if c.Reason == kueue.InCohortFairSharingReason && !strings.Contains(c.Message, "fair sharing within the cohort, by ClusterQueue "+a.Name) {
+					t.Errorf("Preempted message %q doesn't say why", c.Message)
+				}
 			}
 		}
 	}
