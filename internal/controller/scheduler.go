@@ -34,8 +34,8 @@ type Scheduler struct {
 	// APIReader reads a victim again from the API server when the cache's
 	// version of it was refused: the cache may lag behind for many retries.
 	APIReader client.Reader
-	State  *State
-	Clock  clock.Clock
+	State     *State
+	Clock     clock.Clock
 	// Writers is how many status writes may be in flight at once; at most
 	// a quarter of them write pending verdicts, admissions go first.
 	Writers int
