@@ -31,8 +31,9 @@ import (
 // workload's latest version again.
 type Scheduler struct {
 	Client client.Client
-	// APIReader reads a victim again from the API server when the cache's
-	// version of it was refused: the cache may lag behind for many retries.
+	// APIReader reads a victim from the API server before it is evicted:
+	// victims are often written by others just before (their job finished,
+	// or was stopped), and the cache's version would be refused.
 	APIReader client.Reader
 	State     *State
 	Clock     clock.Clock
@@ -321,6 +322,9 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 	}[reason]
 	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to %s", d.Info.Key, d.Info.UID, why)
 	var reader client.Reader = s.Client
+	if s.APIReader != nil {
+		reader = s.APIReader
+	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wl := &kueue.Workload{}
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
@@ -334,11 +338,7 @@ func (s *Scheduler) writePreemption(ctx context.Context, victim *scheduler.Candi
 		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
 		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
 			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
-		err := s.Client.Status().Patch(ctx, wl, patch)
-		if apierrors.IsConflict(err) && s.APIReader != nil {
-			reader = s.APIReader
-		}
-		return err
+		return s.Client.Status().Patch(ctx, wl, patch)
 	})
 	if client.IgnoreNotFound(err) != nil {
 		s.State.Cache.ForgetEvicting(victim.Key)
