@@ -53,6 +53,10 @@ type workloadRun struct {
 	running    bool
 	generation int
 	timer      *time.Timer
+	// finishing is set once a timer started the Finished write: a later
+	// run's timer must not append a second Finished condition (the API
+	// refuses a duplicate) while that write is in flight.
+	finishing bool
 	// inUse are the spans the Workload held quota, as seen by the tracker.
 	inUse []span
 }
@@ -127,7 +131,10 @@ func (t *tracker) finishRun(ctx context.Context, i, generation int, due time.Tim
 	}
 	defer func() { <-t.slots }()
 	t.mu.Lock()
-	current := t.runs[i].running && t.runs[i].generation == generation
+	current := t.runs[i].running && t.runs[i].generation == generation && !t.runs[i].finishing
+	if current {
+		t.runs[i].finishing = true
+	}
 	t.mu.Unlock()
 	if !current {
 		return

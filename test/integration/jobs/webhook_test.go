@@ -117,7 +117,8 @@ func TestJobValidation(t *testing.T) {
 	}
 
 	t.Run("queue-name changes only while suspended", func(t *testing.T) {
-		j := newJob(q.ns, "lq", 1, "1")
+		// No LocalQueue "missing": the Job stays suspended until it names lq.
+		j := newJob(q.ns, "missing", 1, "1")
 		cluster.MustCreate(t, j)
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "other" }) // suspended: allowed
 		update(t, j, func() { j.Labels[kueue.QueueNameLabel] = "lq" })
