@@ -90,8 +90,14 @@ func (c *Cluster) ManagerConfig() *configapi.Configuration {
 // StartManager runs a sluice manager until the returned stop function is
 // called; stop waits for it to exit and reports its error.
 func (c *Cluster) StartManager(cfg *configapi.Configuration, opts manager.Options) (stop func() error, err error) {
+	return c.StartManagerAs(c.RestConfig, cfg, opts)
+}
+
+// StartManagerAs is StartManager with the manager's credentials given, such
+// as an impersonated service account bound to the generated role.
+func (c *Cluster) StartManagerAs(restConfig *rest.Config, cfg *configapi.Configuration, opts manager.Options) (stop func() error, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := manager.New(ctx, c.RestConfig, cfg, opts)
+	mgr, err := manager.New(ctx, restConfig, cfg, opts)
 	if err != nil {
 		cancel()
 		return nil, err
