@@ -389,6 +389,12 @@ func equalAmounts(a, b quota.Amounts) bool {
 // Snapshot builds the scheduler's view: a fresh quota tree with every
 // reservation charged, and the queues, flavors and namespaces.
 func (c *Cache) Snapshot() *scheduler.Snapshot {
+	return c.snapshot(true)
+}
+
+// snapshot is Snapshot; withCandidates false leaves out the listing of
+// admitted workloads for preemption, which only a cycle needs.
+func (c *Cache) snapshot(withCandidates bool) *scheduler.Snapshot {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	snap := &scheduler.Snapshot{
@@ -470,7 +476,9 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	for _, r := range roots {
 		quota.Finalize(r)
 	}
-	c.addPreemptionCandidates(snap)
+	if withCandidates {
+		c.addPreemptionCandidates(snap)
+	}
 	for name, total := range c.usageByQueue {
 		if cq, ok := snap.ClusterQueues[name]; ok {
 			cq.Node.ChargeAll(total, 1)
@@ -479,14 +487,13 @@ func (c *Cache) Snapshot() *scheduler.Snapshot {
 	return snap
 }
 
-// schedulerQueue is the scheduler's view of a queue, without its quota node.
 // addPreemptionCandidates lists every admitted workload when some queue
 // may preempt (reclaiming within a cohort looks at the other queues'); a
 // cluster where none does pays nothing. The caller holds the lock.
 func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 	preempting := false
 	for _, cq := range snap.ClusterQueues {
-		preempting = preempting || enabled(cq.WithinClusterQueue) || enabled(cq.ReclaimWithinCohort) || cq.BorrowWithinCohort != nil
+		preempting = preempting || cq.Preempts()
 	}
 	if !preempting {
 		return
@@ -519,8 +526,7 @@ func weightOf(fs *kueue.FairSharing) int64 {
 	return fs.Weight.MilliValue()
 }
 
-func enabled(p kueue.PreemptionPolicy) bool { return p != "" && p != kueue.PreemptionPolicyNever }
-
+// schedulerQueue is the scheduler's view of a queue, without its quota node.
 func schedulerQueue(cq *clusterQueue) *scheduler.ClusterQueue {
 	spec := &cq.obj.Spec
 	out := &scheduler.ClusterQueue{

@@ -4,10 +4,13 @@ package cache
 // of every cohort above them, from the quota tree of a fresh snapshot. Both
 // maps are nil when fair sharing is off: there is nothing to report.
 func (c *Cache) WeightedShares() (clusterQueues, cohorts map[string]int64) {
-	snap := c.Snapshot()
-	if snap.FairSharing == nil {
+	c.mu.RLock()
+	off := c.fairSharing == nil
+	c.mu.RUnlock()
+	if off {
 		return nil, nil
 	}
+	snap := c.snapshot(false)
 	clusterQueues = make(map[string]int64, len(snap.ClusterQueues))
 	cohorts = map[string]int64{}
 	for name, cq := range snap.ClusterQueues {

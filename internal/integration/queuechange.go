@@ -1,12 +1,26 @@
 package integration
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
+
+// QueueThroughPods writes a parent's queue and framework onto its pod
+// template, so that its Pods are queued (by the pod webhook) on its behalf.
+func QueueThroughPods(tmpl *corev1.PodTemplateSpec, queue, framework string) {
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels[kueue.QueueNameLabel] = queue
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	tmpl.Annotations[kueue.PodSuspendingParentAnno] = framework
+}
 
 // ValidateQueueChange refuses a new queue-name on a parent queued through
 // its Pods (a Deployment, a StatefulSet) while it has Pods: they may hold

@@ -103,7 +103,7 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 			decisions = append(decisions, c.admit(cq, info, a))
 			return true, 0
 		}
-		if f.reason == kueue.ReasonWaitingForQuota && cq.preempts() {
+		if f.reason == kueue.ReasonWaitingForQuota && cq.Preempts() {
 			if d, ok := c.preempt(cq, info); ok {
 				// It keeps its place: nothing behind it takes the room it
 				// waits for.

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -14,7 +16,7 @@ import (
 // the preemptor fits, then puts back what isn't needed. gone is quota
 // already on its way back.
 func (c *cycle) selectFairVictims(cq *ClusterQueue, info *workload.Info, gone, ordered []*Candidate) []*Candidate {
-	usage := c.usageWithout(cq, info, append(append([]*Candidate(nil), gone...), ordered...))
+	usage := c.usageWithout(cq, info, slices.Concat(gone, ordered))
 	if usage == nil {
 		return nil
 	}
@@ -23,7 +25,7 @@ func (c *cycle) selectFairVictims(cq *ClusterQueue, info *workload.Info, gone, o
 		byQueue[cand.ClusterQueue] = append(byQueue[cand.ClusterQueue], cand)
 	}
 	var chosen []*Candidate
-	goneWith := func(chosen []*Candidate) []*Candidate { return append(append([]*Candidate(nil), gone...), chosen...) }
+	goneWith := func(chosen []*Candidate) []*Candidate { return slices.Concat(gone, chosen) }
 	for !c.fitsWithout(cq, info, goneWith(chosen), false) {
 		target := c.highestShare(cq, byQueue, goneWith(chosen))
 		if target == "" {
@@ -37,13 +39,7 @@ func (c *cycle) selectFairVictims(cq *ClusterQueue, info *workload.Info, gone, o
 		}
 		delete(byQueue, target)
 	}
-	for i := len(chosen) - 1; i >= 0; i-- {
-		without := append(append([]*Candidate(nil), chosen[:i]...), chosen[i+1:]...)
-		if c.fitsWithout(cq, info, goneWith(without), false) {
-			chosen = without
-		}
-	}
-	return chosen
+	return putBackUnneeded(chosen, func(chosen []*Candidate) bool { return c.fitsWithout(cq, info, goneWith(chosen), false) })
 }
 
 // usageWithout is what info would charge to cq once gone is given back, or

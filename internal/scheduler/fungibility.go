@@ -9,7 +9,7 @@ import kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 // TryNextFlavor, for an assignment that borrows if the preference is
 // PreemptionOverBorrowing.
 func (cq *ClusterQueue) preemptsBefore(a *assignment) bool {
-	if len(a.passedOver) == 0 || !cq.preempts() {
+	if len(a.passedOver) == 0 || !cq.Preempts() {
 		return false
 	}
 	if cq.WhenCanPreempt == kueue.MayStopSearch {

@@ -11,8 +11,9 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-// preempts tells whether a queue lets pending workloads evict admitted ones.
-func (cq *ClusterQueue) preempts() bool {
+// Preempts tells whether a queue lets pending workloads evict admitted
+// ones. Its quota node must be in its tree already.
+func (cq *ClusterQueue) Preempts() bool {
 	return enabledPolicy(cq.WithinClusterQueue) ||
 		(cq.Node.Parent != nil && (enabledPolicy(cq.ReclaimWithinCohort) || cq.BorrowWithinCohort != nil))
 }
@@ -111,13 +112,13 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 			return false
 		}
 		victims = selectVictims(cands, func(chosen []*Candidate) bool {
-			return c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), chosen...), withinNominal(chosen))
+			return c.fitsWithout(cq, info, slices.Concat(evicting, chosen), withinNominal(chosen))
 		})
 	}
 	if victims == nil {
 		return Decision{}, false
 	}
-	borrows := !c.fitsWithout(cq, info, append(append([]*Candidate(nil), evicting...), victims...), true)
+	borrows := !c.fitsWithout(cq, info, slices.Concat(evicting, victims), true)
 	wait.PreemptionReasons = map[string]string{}
 	for _, v := range victims {
 		switch {

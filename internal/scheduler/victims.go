@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -67,17 +68,16 @@ func selectVictims(ordered []*Candidate, fits func(chosen []*Candidate) bool) []
 	if len(chosen) == 0 || !fits(chosen) {
 		return nil
 	}
+	return putBackUnneeded(chosen, fits)
+}
+
+// putBackUnneeded drops from chosen, latest first, every victim without
+// which fits still holds.
+func putBackUnneeded(chosen []*Candidate, fits func(chosen []*Candidate) bool) []*Candidate {
 	for i := len(chosen) - 1; i >= 0; i-- {
-		without := append(append([]*Candidate(nil), chosen[:i]...), chosen[i+1:]...)
-		if fits(without) {
+		if without := slices.Concat(chosen[:i], chosen[i+1:]); fits(without) {
 			chosen = without
 		}
 	}
 	return chosen
-}
-
-func addAmounts(dst, src quota.Amounts, sign int64) {
-	for k, v := range src {
-		dst[k] += sign * v
-	}
 }

@@ -40,15 +40,7 @@ func (w *Webhook) Default(_ context.Context, d *appsv1.Deployment) error {
 	if !w.Enabled || queue == "" {
 		return nil
 	}
-	tmpl := &d.Spec.Template
-	if tmpl.Labels == nil {
-		tmpl.Labels = map[string]string{}
-	}
-	tmpl.Labels[kueue.QueueNameLabel] = queue
-	if tmpl.Annotations == nil {
-		tmpl.Annotations = map[string]string{}
-	}
-	tmpl.Annotations[kueue.PodSuspendingParentAnno] = Framework
+	integration.QueueThroughPods(&d.Spec.Template, queue, Framework)
 	return nil
 }
 

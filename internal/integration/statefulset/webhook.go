@@ -58,14 +58,8 @@ func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
 		return nil
 	}
 	tmpl := &s.Spec.Template
-	if tmpl.Labels == nil {
-		tmpl.Labels = map[string]string{}
-	}
-	tmpl.Labels[kueue.QueueNameLabel] = queue
+	integration.QueueThroughPods(tmpl, queue, Framework)
 	tmpl.Labels[kueue.PodGroupNameLabel] = GroupName(s.Name)
-	if tmpl.Annotations == nil {
-		tmpl.Annotations = map[string]string{}
-	}
 	// Set once: scaling must not change the template (that would replace
 	// every Pod); the group follows spec.replicas.
 	if _, ok := tmpl.Annotations[kueue.PodGroupTotalCountAnno]; !ok {
@@ -76,7 +70,6 @@ func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
 	// previous is Ready: the group is admitted for all replicas at once,
 	// and its Pods start as they come.
 	tmpl.Annotations[kueue.PodGroupFastAdmissionAnno] = "true"
-	tmpl.Annotations[kueue.PodSuspendingParentAnno] = Framework
 	return nil
 }
 

@@ -35,24 +35,14 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 	urgent := newWorkload(ns, "urgent", "lq", 100, 2, "1")
 	cluster.MustCreate(t, urgent)
 	waitAdmitted(t, urgent)
-	framework.Eventually(t, "the low-priority workload to be preempted and queued again", func(ctx context.Context) (bool, error) {
-		current := &kueue.Workload{}
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(low), current); err != nil {
-			return false, err
-		}
-		evicted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadEvicted)
-		preempted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
-		if evicted == nil || evicted.Reason != kueue.EvictedByPreemption || preempted == nil || preempted.Reason != kueue.InClusterQueueReason {
-			return false, fmt.Errorf("Evicted %+v, Preempted %+v", evicted, preempted)
-		}
-		if !strings.Contains(preempted.Message, ns+"/urgent") {
-			return false, fmt.Errorf("Preempted message %q doesn't name the preemptor", preempted.Message)
-		}
-		if current.Status.Admission != nil || !meta.IsStatusConditionTrue(current.Status.Conditions, kueue.WorkloadRequeued) {
-			return false, fmt.Errorf("still reserved or not requeued: %v", current.Status.Conditions)
-		}
-		return true, nil
-	})
+	preempted := cluster.WaitPreempted(t, low, kueue.InClusterQueueReason)
+	if !strings.Contains(preempted.Message, ns+"/urgent") {
+		t.Errorf("Preempted message %q doesn't name the preemptor", preempted.Message)
+	}
+	// Its reservation was given up in the write that queued it again.
+	if conditions := get(t, low).Status.Conditions; !meta.IsStatusConditionTrue(conditions, kueue.WorkloadRequeued) {
+		t.Errorf("preempted but not requeued: %v", conditions)
+	}
 	if got := admittedNow(t, low, peer, urgent); len(got) != 1 || got[0] != "urgent" {
 		t.Errorf("admitted now %v, want only urgent", got)
 	}
@@ -82,17 +72,7 @@ func TestReclaimWithinCohort(t *testing.T) {
 	mine := newWorkload(ns, "mine", "mine", 0, 2, "1")
 	cluster.MustCreate(t, mine)
 	waitAdmitted(t, mine)
-	framework.Eventually(t, "the newest borrowing workload to be reclaimed", func(ctx context.Context) (bool, error) {
-		current := &kueue.Workload{}
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(b2), current); err != nil {
-			return false, err
-		}
-		preempted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
-		if preempted == nil || preempted.Reason != kueue.InCohortReclamationReason || current.Status.Admission != nil {
-			return false, fmt.Errorf("Preempted %+v, admission %v", preempted, current.Status.Admission)
-		}
-		return true, nil
-	})
+	cluster.WaitPreempted(t, b2, kueue.InCohortReclamationReason)
 	if got := admittedNow(t, b1, b2, mine); len(got) != 2 || got[0] != "b1" || got[1] != "mine" {
 		t.Errorf("admitted now %v, want b1 and mine", got)
 	}
@@ -119,17 +99,7 @@ func TestBorrowWithinCohort(t *testing.T) {
 	big := newWorkload(ns, "big", "mine", 100, 3, "1") // will borrow 1
 	cluster.MustCreate(t, big)
 	waitAdmitted(t, big)
-	framework.Eventually(t, "the low-priority borrower to be preempted while the preemptor borrows", func(ctx context.Context) (bool, error) {
-		current := &kueue.Workload{}
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(low), current); err != nil {
-			return false, err
-		}
-		preempted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
-		if preempted == nil || preempted.Reason != kueue.InCohortReclaimWhileBorrowingReason {
-			return false, fmt.Errorf("Preempted %+v", preempted)
-		}
-		return true, nil
-	})
+	cluster.WaitPreempted(t, low, kueue.InCohortReclaimWhileBorrowingReason)
 }
 
 // withinClusterQueue LowerOrNewerEqualPriority: a workload may also evict
