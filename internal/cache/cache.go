@@ -366,9 +366,10 @@ func UsageOf(wl *kueue.Workload) quota.Amounts {
 			}
 			v := quota.ToAmount(name, q)
 			if done := reclaimable[psa.Name]; done > 0 && count > 0 {
-				v -= v * int64(min(done, count)) / int64(count)
+				v -= quota.MulDiv(v, int64(min(done, count)), int64(count))
 			}
-			usage[quota.FlavorResource{Flavor: string(flavor), Resource: name}] += v
+			fr := quota.FlavorResource{Flavor: string(flavor), Resource: name}
+			usage[fr] = quota.AddSat(usage[fr], v)
 		}
 	}
 	return usage

@@ -2,7 +2,6 @@ package quota
 
 import (
 	"math"
-	"math/bits"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -33,7 +32,7 @@ func (n *Node) WeightedShare() int64 {
 			if borrowed == nil {
 				borrowed = map[corev1.ResourceName]int64{}
 			}
-			borrowed[fr.Resource] += above
+			borrowed[fr.Resource] = AddSat(borrowed[fr.Resource], above)
 		}
 	}
 	if borrowed == nil {
@@ -45,7 +44,7 @@ func (n *Node) WeightedShare() int64 {
 	lendable := map[corev1.ResourceName]int64{}
 	for fr := range n.Parent.flavorResources() {
 		if _, ok := borrowed[fr.Resource]; ok {
-			lendable[fr.Resource] += n.Parent.Potential(fr)
+			lendable[fr.Resource] = AddSat(lendable[fr.Resource], n.Parent.Potential(fr))
 		}
 	}
 	var dominant int64
@@ -53,10 +52,10 @@ func (n *Node) WeightedShare() int64 {
 		// Borrowing with nothing lendable at this level means borrowing
 		// from further up; that resource can't be compared here.
 		if l := lendable[name]; l > 0 {
-			dominant = max(dominant, mulDiv(b, 1000, l))
+			dominant = max(dominant, MulDiv(b, 1000, l))
 		}
 	}
-	return mulDiv(dominant, 1000, n.Weight)
+	return MulDiv(dominant, 1000, n.Weight)
 }
 
 // flavorResources are the cells where the node or an ancestor has quota.
@@ -68,18 +67,4 @@ func (n *Node) flavorResources() map[FlavorResource]bool {
 		}
 	}
 	return out
-}
-
-// mulDiv is a*b/c for non-negative operands without overflowing in the
-// product, saturating at MaxInt64.
-func mulDiv(a, b, c int64) int64 {
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return math.MaxInt64
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	if q > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(q)
 }

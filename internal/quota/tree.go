@@ -53,12 +53,12 @@ func Attach(parent, child *Node) {
 func Finalize(root *Node) {
 	root.subtree = Amounts{}
 	for fr, l := range root.Quotas {
-		root.subtree[fr] += l.Nominal
+		root.subtree[fr] = AddSat(root.subtree[fr], l.Nominal)
 	}
 	for _, c := range root.Children {
 		Finalize(c)
 		for fr := range c.subtree {
-			root.subtree[fr] += c.lendable(fr)
+			root.subtree[fr] = AddSat(root.subtree[fr], c.lendable(fr))
 		}
 	}
 }
@@ -90,12 +90,19 @@ func (n *Node) Nominal(fr FlavorResource) int64 { return n.Quotas[fr].Nominal }
 // and has not used, plus what its ancestors can give it within its
 // borrowing limit. It is 0, never negative, when usage already exceeds the
 // bounds (after a quota was lowered).
+//
+// It never exceeds what the node's usage can still count (MaxInt64 less
+// its usage): a cohort whose queues' quotas add up beyond int64 could
+// otherwise hand one queue more than its usage can hold, and the charge
+// would saturate instead of adding up, so that releasing it would not give
+// the node back what it had.
 func (n *Node) Available(fr FlavorResource) int64 {
+	room := SubSat(math.MaxInt64, max(0, n.usage[fr]))
 	if n.Parent == nil {
-		return max(0, n.subtree[fr]-n.usage[fr])
+		return min(room, max(0, n.subtree[fr]-n.usage[fr]))
 	}
 	local := max(0, n.guaranteed(fr)-n.usage[fr])
-	return local + max(0, min(n.Parent.Available(fr), n.borrowingRoom(fr)))
+	return min(room, AddSat(local, max(0, min(n.Parent.Available(fr), n.borrowingRoom(fr)))))
 }
 
 // borrowingRoom is how much more the node may draw from its parent: what it
@@ -108,7 +115,7 @@ func (n *Node) borrowingRoom(fr FlavorResource) int64 {
 	}
 	g := n.guaranteed(fr)
 	drawn := max(0, n.usage[fr]-g)
-	return n.subtree[fr] - g - drawn + *l.BorrowingLimit
+	return AddSat(n.subtree[fr]-g-drawn, *l.BorrowingLimit)
 }
 
 // Potential is what the node could use in fr if nothing else were in use:
@@ -119,9 +126,9 @@ func (n *Node) Potential(fr FlavorResource) int64 {
 	}
 	room := int64(math.MaxInt64)
 	if l, ok := n.Quotas[fr]; ok && l.BorrowingLimit != nil {
-		room = n.subtree[fr] - n.guaranteed(fr) + *l.BorrowingLimit
+		room = AddSat(n.subtree[fr]-n.guaranteed(fr), *l.BorrowingLimit)
 	}
-	return n.guaranteed(fr) + min(n.Parent.Potential(fr), room)
+	return AddSat(n.guaranteed(fr), min(n.Parent.Potential(fr), room))
 }
 
 // Borrowed is what the node uses beyond its own subtree quota.
@@ -135,7 +142,7 @@ func (n *Node) Charge(fr FlavorResource, delta int64) {
 	for node := n; node != nil && delta != 0; node = node.Parent {
 		g := node.guaranteed(fr)
 		before := max(0, node.usage[fr]-g)
-		node.usage[fr] += delta
+		node.usage[fr] = AddSat(node.usage[fr], delta)
 		after := max(0, node.usage[fr]-g)
 		delta = after - before
 	}
@@ -144,6 +151,6 @@ func (n *Node) Charge(fr FlavorResource, delta int64) {
 // ChargeAll charges every amount.
 func (n *Node) ChargeAll(amounts Amounts, sign int64) {
 	for fr, v := range amounts {
-		n.Charge(fr, sign*v)
+		n.Charge(fr, MulSat(sign, v))
 	}
 }

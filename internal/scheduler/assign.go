@@ -96,7 +96,8 @@ func assignCounts(cq *ClusterQueue, flavors map[string]*kueue.ResourceFlavor, in
 			}
 			for _, name := range resources {
 				psa.flavors[name] = flavor
-				a.usage[quota.FlavorResource{Flavor: flavor, Resource: name}] += total[name]
+				fr := quota.FlavorResource{Flavor: flavor, Resource: name}
+				a.usage[fr] = quota.AddSat(a.usage[fr], total[name])
 			}
 		}
 		a.podSets = append(a.podSets, psa)
@@ -172,7 +173,7 @@ func fitIn(cq *ClusterQueue, flavor string, resources []corev1.ResourceName, tot
 	var why []string
 	for _, name := range resources {
 		fr := quota.FlavorResource{Flavor: flavor, Resource: name}
-		need := total[name] + alreadyAssigned[fr]
+		need := quota.AddSat(total[name], alreadyAssigned[fr])
 		node := cq.Node
 		available := node.Available(fr)
 		switch {
@@ -193,7 +194,7 @@ func fitIn(cq *ClusterQueue, flavor string, resources []corev1.ResourceName, tot
 			why = append(why, fmt.Sprintf("insufficient quota for %s in flavor %s: requests %s, available %s of nominal %s, %s in use, cohort can lend %s",
 				name, flavor, quota.Format(name, need), quota.Format(name, available), quota.Format(name, nominal),
 				quota.Format(name, used), quota.Format(name, lend)))
-		case node.Usage(fr)+need > node.SubtreeQuota(fr):
+		case quota.AddSat(node.Usage(fr), need) > node.SubtreeQuota(fr):
 			outcome = min(outcome, fitsByBorrowing)
 		}
 	}

@@ -58,12 +58,12 @@ func validateResourceGroups(groups []kueue.ResourceGroup, path *field.Path) fiel
 
 func validateResourceQuota(rq kueue.ResourceQuota, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateNonNegative(rq.NominalQuota, path.Child("nominalQuota"))...)
+	errs = append(errs, validateAmount(rq.NominalQuota, path.Child("nominalQuota"))...)
 	if rq.BorrowingLimit != nil {
-		errs = append(errs, validateNonNegative(*rq.BorrowingLimit, path.Child("borrowingLimit"))...)
+		errs = append(errs, validateAmount(*rq.BorrowingLimit, path.Child("borrowingLimit"))...)
 	}
 	if rq.LendingLimit != nil {
-		errs = append(errs, validateNonNegative(*rq.LendingLimit, path.Child("lendingLimit"))...)
+		errs = append(errs, validateAmount(*rq.LendingLimit, path.Child("lendingLimit"))...)
 		if rq.LendingLimit.Cmp(rq.NominalQuota) > 0 {
 			errs = append(errs, field.Invalid(path.Child("lendingLimit"), rq.LendingLimit.String(),
 				fmt.Sprintf("must be less than or equal to nominalQuota (%s)", rq.NominalQuota.String())))

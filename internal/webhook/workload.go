@@ -17,7 +17,9 @@ func ValidateWorkload(wl *kueue.Workload) field.ErrorList {
 	var errs field.ErrorList
 	podSets := field.NewPath("spec", "podSets")
 	for i, ps := range wl.Spec.PodSets {
-		errs = append(errs, forbidPodsResource(&ps.Template.Spec, podSets.Index(i).Child("template", "spec"))...)
+		spec := podSets.Index(i).Child("template", "spec")
+		errs = append(errs, forbidPodsResource(&ps.Template.Spec, spec)...)
+		errs = append(errs, ValidatePodSpecAmounts(&ps.Template.Spec, spec)...)
 	}
 	if ref := wl.Spec.PriorityClassRef; ref != nil {
 		errs = append(errs, validateObjectName(ref.Name, field.NewPath("spec", "priorityClassRef", "name"))...)

@@ -36,7 +36,7 @@ func PodRequests(spec *corev1.PodSpec) Requests {
 	total.add(sidecars)
 	total.max(initPeak)
 	for name, q := range spec.Overhead {
-		total[name] += quota.ToAmount(name, q)
+		total[name] = quota.AddSat(total[name], quota.ToAmount(name, q))
 	}
 	return total
 }
@@ -56,7 +56,7 @@ func containerRequests(c *corev1.Container) Requests {
 
 func (r Requests) add(other Requests) {
 	for name, v := range other {
-		r[name] += v
+		r[name] = quota.AddSat(r[name], v)
 	}
 }
 
@@ -78,7 +78,7 @@ func (r Requests) clone() Requests {
 func (r Requests) Scaled(count int32) Requests {
 	out := make(Requests, len(r))
 	for name, v := range r {
-		out[name] = v * int64(count)
+		out[name] = quota.MulSat(v, int64(count))
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
 // +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -64,6 +65,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, job *batchv1.Job) (admissi
 	}
 	errs := validateJob(job)
 	errs = append(errs, w.validatePriorityClass(ctx, job)...)
+	amountErrs, err := w.validateAmounts(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, amountErrs...)
 	if job.Spec.Template.Annotations[kueue.StandaloneAnnotation] == "true" {
 		decision, err := w.Policy.Decide(ctx, w.Reader, job)
 		if err != nil {
@@ -82,6 +88,11 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldJob, newJob *batchv1.Jo
 		return nil, nil
 	}
 	errs := validateJob(newJob)
+	amountErrs, err := w.validateAmounts(ctx, newJob)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, amountErrs...)
 	labels := field.NewPath("metadata", "labels")
 	oldQueue, newQueue := oldJob.Labels[kueue.QueueNameLabel], newJob.Labels[kueue.QueueNameLabel]
 	if oldQueue != newQueue && !ptr.Deref(oldJob.Spec.Suspend, false) {
@@ -117,6 +128,20 @@ func validateJob(job *batchv1.Job) field.ErrorList {
 		errs = append(errs, field.NotSupported(field.NewPath("metadata", "annotations").Key(kueue.StandaloneAnnotation), v, []string{"true"}))
 	}
 	return errs
+}
+
+// validateAmounts refuses requests sluice can't count exactly in a Job it
+// queues; the Job controller's own validation has no upper bound.
+func (w *Webhook) validateAmounts(ctx context.Context, job *batchv1.Job) (field.ErrorList, error) {
+	errs := sluicewebhook.ValidatePodSpecAmounts(&job.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	if len(errs) == 0 || (&Job{job}).ManagedElsewhere() != "" {
+		return nil, nil
+	}
+	decision, err := w.Policy.Decide(ctx, w.Reader, job)
+	if err != nil || !decision.Managed {
+		return nil, err
+	}
+	return errs, nil
 }
 
 func (w *Webhook) validatePriorityClass(ctx context.Context, job *batchv1.Job) field.ErrorList {

@@ -20,6 +20,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -159,7 +160,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.
 	if !w.Enabled {
 		return nil, nil
 	}
-	if err := invalid(p, append(validateStandalone(p), validateGroup(p)...)); err != nil {
+	errs := append(validateStandalone(p), validateGroup(p)...)
+	if p.Labels[kueue.ManagedLabel] == "true" {
+		errs = append(errs, sluicewebhook.ValidatePodSpecAmounts(&p.Spec, field.NewPath("spec"))...)
+	}
+	if err := invalid(p, errs); err != nil {
 		return nil, err
 	}
 	if !optedIn(p) {

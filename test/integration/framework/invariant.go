@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -19,6 +20,10 @@ import (
 //   - the others in a tree use at most the tree's quota minus what a queue
 //     with a lending limit keeps for itself.
 //
+// Sums are exact (resource.Quantity arithmetic, not int64): a checker that
+// wrapped around like the code under test would miss exactly the overflow
+// bugs it is there to catch.
+//
 // It works on single-level trees and on trees whose cohorts have no limits
 // of their own; that covers the tests that use it.
 func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
@@ -31,7 +36,7 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 		}
 	}
 	type cell struct{ flavor, resource string }
-	usage := map[string]map[cell]int64{}
+	usage := map[string]map[cell]resource.Quantity{}
 	for _, wl := range wls.Items {
 		if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
 			meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
@@ -39,23 +44,25 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 		}
 		cq := string(wl.Status.Admission.ClusterQueue)
 		if usage[cq] == nil {
-			usage[cq] = map[cell]int64{}
+			usage[cq] = map[cell]resource.Quantity{}
 		}
 		for _, psa := range wl.Status.Admission.PodSetAssignments {
 			for name, q := range psa.ResourceUsage {
-				usage[cq][cell{string(psa.Flavors[name]), string(name)}] += q.MilliValue()
+				k := cell{string(psa.Flavors[name]), string(name)}
+				usage[cq][k] = sum(usage[cq][k], q)
 			}
 		}
 	}
 	parent := map[string]string{}
-	pool := map[string]map[cell]int64{}
+	pool := map[string]map[cell]resource.Quantity{}
 	for _, co := range cohorts.Items {
 		parent[co.Name] = string(co.Spec.ParentName)
-		pool[co.Name] = map[cell]int64{}
+		pool[co.Name] = map[cell]resource.Quantity{}
 		for _, rg := range co.Spec.ResourceGroups {
 			for _, f := range rg.Flavors {
 				for _, r := range f.Resources {
-					pool[co.Name][cell{string(f.Name), string(r.Name)}] += r.NominalQuota.MilliValue()
+					k := cell{string(f.Name), string(r.Name)}
+					pool[co.Name][k] = sum(pool[co.Name][k], r.NominalQuota)
 				}
 			}
 		}
@@ -66,13 +73,13 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 		}
 		return cohort
 	}
-	treeCapacity := map[string]map[cell]int64{}
-	treeUsage := map[string]map[cell]int64{}
-	add := func(m map[string]map[cell]int64, tree string, k cell, v int64) {
+	treeCapacity := map[string]map[cell]resource.Quantity{}
+	treeUsage := map[string]map[cell]resource.Quantity{}
+	add := func(m map[string]map[cell]resource.Quantity, tree string, k cell, v resource.Quantity) {
 		if m[tree] == nil {
-			m[tree] = map[cell]int64{}
+			m[tree] = map[cell]resource.Quantity{}
 		}
-		m[tree][k] += v
+		m[tree][k] = sum(m[tree][k], v)
 	}
 	for name, cells := range pool {
 		for k, v := range cells {
@@ -89,11 +96,11 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 				for _, r := range f.Resources {
 					k := cell{string(f.Name), string(r.Name)}
 					used := usage[cq.Name][k]
-					add(treeCapacity, tree, k, r.NominalQuota.MilliValue())
+					add(treeCapacity, tree, k, r.NominalQuota)
 					add(treeUsage, tree, k, used)
 					if r.BorrowingLimit != nil {
-						if bound := r.NominalQuota.MilliValue() + r.BorrowingLimit.MilliValue(); used > bound {
-							return fmt.Errorf("ClusterQueue %s uses %dm of %s/%s, above nominal + borrowingLimit = %dm", cq.Name, used, k.flavor, k.resource, bound)
+						if bound := sum(r.NominalQuota, *r.BorrowingLimit); used.Cmp(bound) > 0 {
+							return fmt.Errorf("ClusterQueue %s uses %s of %s/%s, above nominal + borrowingLimit = %s", cq.Name, used.String(), k.flavor, k.resource, bound.String())
 						}
 					}
 				}
@@ -102,8 +109,8 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 	}
 	for tree, cells := range treeUsage {
 		for k, used := range cells {
-			if capacity := treeCapacity[tree][k]; used > capacity {
-				return fmt.Errorf("cohort tree %s uses %dm of %s/%s, above its quota %dm", tree, used, k.flavor, k.resource, capacity)
+			if capacity := treeCapacity[tree][k]; used.Cmp(capacity) > 0 {
+				return fmt.Errorf("cohort tree %s uses %s of %s/%s, above its quota %s", tree, used.String(), k.flavor, k.resource, capacity.String())
 			}
 		}
 	}
@@ -119,14 +126,27 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 						continue
 					}
 					k := cell{string(f.Name), string(r.Name)}
-					kept := r.NominalQuota.MilliValue() - r.LendingLimit.MilliValue()
-					others := treeUsage[tree][k] - usage[cq.Name][k]
-					if bound := treeCapacity[tree][k] - kept; others > bound {
-						return fmt.Errorf("queues beside %s use %dm of %s/%s, above what it lends (%dm available to them)", cq.Name, others, k.flavor, k.resource, bound)
+					kept := diff(r.NominalQuota, *r.LendingLimit)
+					others := diff(treeUsage[tree][k], usage[cq.Name][k])
+					if bound := diff(treeCapacity[tree][k], kept); others.Cmp(bound) > 0 {
+						return fmt.Errorf("queues beside %s use %s of %s/%s, above what it lends (%s available to them)", cq.Name, others.String(), k.flavor, k.resource, bound.String())
 					}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// sum and diff are exact: Quantity arithmetic doesn't overflow.
+func sum(a, b resource.Quantity) resource.Quantity {
+	out := a.DeepCopy()
+	out.Add(b)
+	return out
+}
+
+func diff(a, b resource.Quantity) resource.Quantity {
+	out := a.DeepCopy()
+	out.Sub(b)
+	return out
 }
