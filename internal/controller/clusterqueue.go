@@ -39,8 +39,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cq); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.Cache.DeleteClusterQueue(req.Name)
-			r.State.Queues.RequeueParked(nil)
+			r.State.deleteClusterQueue(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -31,8 +31,7 @@ func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	cohort := &kueue.Cohort{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cohort); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.Cache.DeleteCohort(req.Name)
-			r.State.Queues.RequeueParked(nil)
+			r.State.deleteCohort(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

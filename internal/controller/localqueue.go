@@ -33,8 +33,7 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 	lq := &kueue.LocalQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, lq); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.Cache.DeleteLocalQueue(req.String())
-			r.State.Queues.RequeueParked(nil)
+			r.State.deleteLocalQueue(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

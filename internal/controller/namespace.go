@@ -20,7 +20,7 @@ func (r *NamespaceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	ns := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ns); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.Cache.DeleteNamespace(req.Name)
+			r.State.deleteNamespace(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -33,8 +33,7 @@ func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Reque
 	rf := &kueue.ResourceFlavor{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rf); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.Cache.DeleteFlavor(req.Name)
-			r.State.Queues.RequeueParked(nil)
+			r.State.deleteFlavor(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/cache"
@@ -55,7 +56,21 @@ func (s *State) changed(key, version string) bool {
 	return true
 }
 
-func specVersion(generation int64) string { return strconv.FormatInt(generation, 10) + "/" }
+// forget drops what was fed for a deleted object, and requeues the parked
+// workloads: an object created again under the same name is new, even at
+// the same generation, and what waited for it may fit now.
+func (s *State) forget(key string) {
+	s.mu.Lock()
+	delete(s.seen, key)
+	s.mu.Unlock()
+	s.Queues.RequeueParked(nil)
+}
+
+// specVersion identifies a version of an object's spec: its UID (an object
+// deleted and created again starts at generation 1 again) and generation.
+func specVersion(uid types.UID, generation int64) string {
+	return string(uid) + "/" + strconv.FormatInt(generation, 10) + "/"
+}
 
 func labelsVersion(l map[string]string) string {
 	keys := slices.Sorted(maps.Keys(l))
@@ -68,34 +83,61 @@ func labelsVersion(l map[string]string) string {
 
 func (s *State) setClusterQueue(cq *kueue.ClusterQueue, active metav1.Condition) {
 	s.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
-	if s.changed("cq/"+cq.Name, specVersion(cq.Generation)+string(active.Status)+active.Message) {
+	if s.changed("cq/"+cq.Name, specVersion(cq.UID, cq.Generation)+string(active.Status)+active.Message) {
 		s.Queues.RequeueParked(nil)
 	}
 }
 
+func (s *State) deleteClusterQueue(name string) {
+	s.Cache.DeleteClusterQueue(name)
+	s.forget("cq/" + name)
+}
+
+func (s *State) deleteLocalQueue(key string) {
+	s.Cache.DeleteLocalQueue(key)
+	s.forget("lq/" + key)
+}
+
+func (s *State) deleteCohort(name string) {
+	s.Cache.DeleteCohort(name)
+	s.forget("cohort/" + name)
+}
+
+func (s *State) deleteFlavor(name string) {
+	s.Cache.DeleteFlavor(name)
+	s.forget("rf/" + name)
+}
+
+func (s *State) deleteNamespace(name string) {
+	s.Cache.DeleteNamespace(name)
+	s.forget("ns/" + name)
+}
+
 func (s *State) setLocalQueue(lq *kueue.LocalQueue) {
 	s.Cache.SetLocalQueue(lq)
-	if s.changed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.Generation)) {
+	if s.changed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.UID, lq.Generation)) {
 		s.Queues.RequeueParked(nil)
 	}
 }
 
 func (s *State) setCohort(co *kueue.Cohort) {
 	s.Cache.SetCohort(co)
-	if s.changed("cohort/"+co.Name, specVersion(co.Generation)) {
+	if s.changed("cohort/"+co.Name, specVersion(co.UID, co.Generation)) {
 		s.Queues.RequeueParked(nil)
 	}
 }
 
 func (s *State) setFlavor(rf *kueue.ResourceFlavor) {
 	s.Cache.SetFlavor(rf)
-	if s.changed("rf/"+rf.Name, specVersion(rf.Generation)) {
+	if s.changed("rf/"+rf.Name, specVersion(rf.UID, rf.Generation)) {
 		s.Queues.RequeueParked(nil)
 	}
 }
 
 func (s *State) setNamespace(name string, labels map[string]string) {
 	s.Cache.SetNamespace(name, labels)
+	// Namespace labels are their version; a namespace created again under
+	// the same name was forgotten on delete, so its labels count as new.
 	if s.changed("ns/"+name, labelsVersion(labels)) {
 		s.Queues.RequeueParked(nil)
 	}

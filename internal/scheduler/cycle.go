@@ -41,8 +41,10 @@ func (d *Decision) Admitted() bool { return d.Admission != nil }
 // the first one of each queue that doesn't; borrowing admissions follow, so
 // that a borrower never takes quota that a workload of higher priority could
 // use within its own queue's quota in the same cycle. Within each phase,
-// queues are served by one merged order (priority, queue time, name). StrictFIFO queues stop at their first workload that doesn't fit;
-// BestEffortFIFO queues park it and go on.
+// queues are served by one merged order (priority, queue time, name).
+// StrictFIFO queues stop at their first workload that doesn't fit yet (one
+// that can never fit is parked, not waited for); BestEffortFIFO queues park
+// it and go on.
 func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 	decisions := make([]Decision, 0, len(pending))
 	perQueue := map[string][]*workload.Info{}
@@ -111,8 +113,12 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 				return false, 0
 			}
 		}
-		if cq.Strategy == kueue.StrictFIFO {
+		if cq.Strategy == kueue.StrictFIFO && !neverFitsNow(f) {
 			// The head blocks its queue; it is evaluated again next cycle.
+			// One that can't fit whatever is released (beyond the most the
+			// queue can get, or no flavor matches) is parked like in
+			// BestEffortFIFO instead: it would block the queue forever. A
+			// change of quota or flavors requeues it.
 			decisions = append(decisions, Decision{Info: info, ClusterQueue: cq.Name, Reason: f.reason, Message: f.message})
 			return false, 0
 		}
@@ -124,6 +130,12 @@ func Schedule(snap *Snapshot, pending []*workload.Info) []Decision {
 		return true, c.parkFailedShapes(cq, rest, &decisions)
 	})
 	return decisions
+}
+
+// neverFitsNow tells a failure that no release of quota can cure: only a
+// change of the queue, its cohort or its flavors can.
+func neverFitsNow(f *failure) bool {
+	return f.reason == kueue.ReasonExceedsMaxQuota || f.reason == kueue.ReasonNoMatchingFlavor
 }
 
 // parkFailedShapes parks the workloads at the front of rest whose shape

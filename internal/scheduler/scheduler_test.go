@@ -134,10 +134,19 @@ func TestSchedule(t *testing.T) {
 			w.queue("q", kueue.BestEffortFIFO, kueue.MayStopSearch, false, flavorQuota{name: "on-demand", nominal: 2})
 			return []*workload.Info{wl("old", "q", 0, 0, 2, "1"), wl("urgent", "q", 10, 5, 2, "1"), wl("older", "q", 0, -1, 2, "1")}
 		}, want: []string{"urgent:on-demand", "older:WaitingForQuota", "old:WaitingForQuota"}},
-		{name: "StrictFIFO head blocks smaller ones", setup: func(w *world) []*workload.Info {
+		{name: "StrictFIFO head that waits for quota blocks smaller ones", setup: func(w *world) []*workload.Info {
+			w.queue("q", kueue.StrictFIFO, kueue.MayStopSearch, false, flavorQuota{name: "on-demand", nominal: 3})
+			return []*workload.Info{wl("running", "q", 0, -1, 2, "1"), wl("big", "q", 0, 0, 2, "1"), wl("small", "q", 0, 1, 1, "1")}
+		}, want: []string{"running:on-demand", "big:WaitingForQuota"}},
+		{name: "StrictFIFO head that can never fit doesn't block the queue", setup: func(w *world) []*workload.Info {
 			w.queue("q", kueue.StrictFIFO, kueue.MayStopSearch, false, flavorQuota{name: "on-demand", nominal: 3})
 			return []*workload.Info{wl("big", "q", 0, 0, 4, "1"), wl("small", "q", 0, 1, 1, "1")}
-		}, want: []string{"big:ExceedsMaxQuota"}},
+		}, want: []string{"big:ExceedsMaxQuota", "small:on-demand"}},
+		{name: "a request beyond int64 never fits and doesn't wrap", setup: func(w *world) []*workload.Info {
+			w.queue("q", kueue.BestEffortFIFO, kueue.MayStopSearch, false, flavorQuota{name: "on-demand", nominal: 8})
+			// 3 x 4e18 cores wraps int64 in plain arithmetic.
+			return []*workload.Info{wl("huge", "q", 0, 0, 3, "4e15"), wl("small", "q", 0, 1, 8, "1"), wl("more", "q", 0, 2, 1, "1")}
+		}, want: []string{"huge:ExceedsMaxQuota", "small:on-demand", "more:WaitingForQuota"}},
 		{name: "BestEffortFIFO lets smaller ones pass", setup: func(w *world) []*workload.Info {
 			w.queue("q", kueue.BestEffortFIFO, kueue.MayStopSearch, false, flavorQuota{name: "on-demand", nominal: 3})
 			return []*workload.Info{wl("big", "q", 0, 0, 3, "2"), wl("small", "q", 0, 1, 1, "1")}

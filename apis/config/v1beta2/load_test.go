@@ -36,7 +36,7 @@ manageJobsWithoutQueueName: true
 managedJobsNamespaceSelector:
   matchLabels: {team: ml}
 integrations:
-  frameworks: ["batch/job", "pod", "jobset.x-k8s.io/jobset"]
+  frameworks: ["batch/job", "pod"]
 clientConnection: {qps: 50, burst: 100}
 waitForPodsReady:
   enable: true
@@ -67,6 +67,8 @@ fairSharing: {enable: true, preemptionStrategies: [LessThanOrEqualToFinalShare, 
 		{name: "qps zero", doc: header + "clientConnection: {qps: 0}\n", wantErr: []string{"clientConnection.qps"}},
 		{name: "burst without qps", doc: header + "clientConnection: {burst: 10}\n", wantErr: []string{"clientConnection.qps", "burst needs qps"}},
 		{name: "unknown framework", doc: header + "integrations: {frameworks: [batch/job, acme/job]}\n", wantErr: []string{"integrations.frameworks[1]", "acme/job"}},
+		{name: "a Kueue framework sluice doesn't implement", doc: header + "integrations: {frameworks: [batch/job, ray.io/rayjob]}\n",
+			wantErr: []string{"integrations.frameworks[1]", "ray.io/rayjob", "would run outside quota", "batch/job, pod, deployment, statefulset"}},
 		{name: "duplicate framework", doc: header + "integrations: {frameworks: [pod, pod]}\n", wantErr: []string{"integrations.frameworks[1]", "Duplicate"}},
 		{name: "bad namespace", doc: header + "namespace: Sluice\n", wantErr: []string{"namespace", "RFC 1123"}},
 		{name: "bad selector", doc: header + "managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}\n", wantErr: []string{"managedJobsNamespaceSelector.matchExpressions[0].operator"}},

@@ -3,22 +3,39 @@ package v1beta2
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// SupportedFrameworks are the integrations sluice implements or accepts in a
-// Kueue configuration file. Names a later release implements are accepted so
-// that an existing Kueue configuration starts unchanged.
-var SupportedFrameworks = []string{
-	FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet,
+// ImplementedFrameworks are the integrations sluice drives.
+var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet}
+
+// notYetImplemented are Kueue's other framework names. Naming one is a
+// startup error, not a warning: sluice would neither suspend those jobs nor
+// count their pods (which it leaves to a parent it doesn't drive), so they
+// would run outside quota.
+var notYetImplemented = []string{
 	"jobset.x-k8s.io/jobset", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
 	"kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
 	"kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
 	"ray.io/raycluster", "ray.io/rayservice", "leaderworkerset.x-k8s.io/leaderworkerset",
 	"workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication",
+}
+
+func validateFramework(fw string, path *field.Path) *field.Error {
+	switch {
+	case slices.Contains(ImplementedFrameworks, fw):
+		return nil
+	case slices.Contains(notYetImplemented, fw):
+		err := field.NotSupported(path, fw, ImplementedFrameworks)
+		err.Detail = fmt.Sprintf("sluice does not implement %s yet, and its jobs would run outside quota; remove it, or use one of the implemented frameworks: %s",
+			fw, strings.Join(ImplementedFrameworks, ", "))
+		return err
+	}
+	return field.NotSupported(path, fw, ImplementedFrameworks)
 }
 
 // ValidateTypeMeta checks apiVersion and kind.
@@ -50,8 +67,8 @@ func Validate(c *Configuration) field.ErrorList {
 		fwPath := field.NewPath("integrations", "frameworks")
 		seen := map[string]bool{}
 		for i, fw := range c.Integrations.Frameworks {
-			if !slices.Contains(SupportedFrameworks, fw) {
-				errs = append(errs, field.NotSupported(fwPath.Index(i), fw, SupportedFrameworks))
+			if err := validateFramework(fw, fwPath.Index(i)); err != nil {
+				errs = append(errs, err)
 			}
 			if seen[fw] {
 				errs = append(errs, field.Duplicate(fwPath.Index(i), fw))
