@@ -56,6 +56,12 @@ type Kind struct {
 	// Decide, when set, replaces Policy.Decide in the reconciler: for kinds
 	// whose webhook already made (and recorded) the decision.
 	Decide func(obj client.Object) Decision
+	// TrackingLabels, when set, are labels that select the kind's queued
+	// objects into the manager's cache (Pods: only managed ones are
+	// cached). An object that lost them but still holds the Finalizer is
+	// still sluice's: the reconciler puts them back instead of taking it
+	// for deleted.
+	TrackingLabels map[string]string
 }
 
 // Annotations sluice sets on the jobs it runs.

@@ -31,6 +31,8 @@ import (
 // Event reasons on jobs, as `kubectl describe` shows them.
 const (
 	EventCreatedWorkload = "CreatedWorkload"
+	EventDeletedWorkload = "DeletedWorkload"
+	EventRetracked       = "Retracked"
 	EventStarted         = "Started"
 	EventStopped         = "Stopped"
 	EventSuspended       = "Suspended"
@@ -80,10 +82,13 @@ func IgnoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.Kind.NewObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, r.deleteWorkloads(ctx, req.NamespacedName, "")
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
+		if retracked, err := r.retrack(ctx, req.NamespacedName); retracked || err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.deleteWorkloads(ctx, req.NamespacedName, "")
 	}
 	// A job being deleted gives its quota back at once, whatever the
 	// propagation policy (batch Jobs orphan their dependents by default).
@@ -106,8 +111,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	decision, err := r.decide(ctx, obj)
-	if err != nil || !decision.Managed {
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !decision.Managed {
+		return ctrl.Result{}, r.dropUnqueued(ctx, job)
 	}
 	wl, res, err := r.ensureWorkload(ctx, job, decision.QueueName)
 	if wl == nil || err != nil {
@@ -131,6 +139,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case workload.IsEvicting(wl):
 		return ctrl.Result{}, r.evict(ctx, job, wl)
 	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
+		if why := beyondAdmission(job, wl); why != "" {
+			// Edited after admission (e.g. parallelism raised while it
+			// runs): it must not run beyond its quota. It stops, and the
+			// Workload queues again with the new shape.
+			return ctrl.Result{}, r.evictChanged(ctx, job, wl, why)
+		}
 		if job.IsSuspended() {
 			return ctrl.Result{}, r.start(ctx, job, wl)
 		}
@@ -139,6 +153,58 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err := r.stopJob(ctx, job, fmt.Sprintf("it waits in LocalQueue %q for its Workload %s to be admitted", wl.Spec.QueueName, wl.Name))
 		return ctrl.Result{}, err
 	}
+}
+
+// retrack handles an object missing from the manager's cache that still
+// exists with the kind's finalizer: its tracking labels were removed (the
+// webhook refuses that; this is for a bypassed or absent webhook). Taking
+// it for deleted would free its quota while it runs, so the labels go
+// back, and the object returns to the cache.
+func (r *Reconciler) retrack(ctx context.Context, key types.NamespacedName) (bool, error) {
+	if r.Kind.Finalizer == "" || len(r.Kind.TrackingLabels) == 0 {
+		return false, nil
+	}
+	obj := r.Kind.NewObject()
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
+		return false, nil
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	obj.SetLabels(mergeInto(obj.GetLabels(), r.Kind.TrackingLabels))
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return true, fmt.Errorf("putting back the labels of %s: %w", key, err)
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRetracked, "Relabel",
+		"sluice put back its labels %v: the object is queued and can't leave its queue by losing them", r.Kind.TrackingLabels)
+	return true, nil
+}
+
+// dropUnqueued deletes the Workloads of a suspended job that is no longer
+// queued (its queue-name was removed and no other rule queues it): an
+// admitted Workload without a job to start would hold quota for nothing.
+// One whose job still has pods keeps its reservation until they are gone.
+func (r *Reconciler) dropUnqueued(ctx context.Context, job Job) error {
+	if !job.IsSuspended() {
+		return nil
+	}
+	owned, err := r.ownedWorkloads(ctx, job.Object())
+	if err != nil {
+		return err
+	}
+	for i := range owned {
+		wl := &owned[i]
+		if workload.IsFinished(wl) || (workload.HasQuotaReservation(wl) && job.Active()) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Workload %s of a job no longer queued: %w", wl.Name, err)
+		}
+		r.Recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, EventDeletedWorkload, "DeleteWorkload",
+			"Deleted Workload %s: the job is no longer queued (no queue-name)", wl.Name)
+	}
+	return nil
 }
 
 // ensureWorkload finds the job's Workload, or creates it, or brings it in
@@ -369,6 +435,20 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) err
 	return nil
 }
 
+// evictChanged marks the Workload of a job that no longer matches its
+// admission Evicted; the eviction path stops the job and clears the
+// reservation.
+func (r *Reconciler) evictChanged(ctx context.Context, job Job, wl *kueue.Workload, why string) error {
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	message := fmt.Sprintf("The job no longer matches its admission: %s; it is stopped and queued again with its new shape", why)
+	workload.MarkEvicted(wl, EvictedReasonJobChanged, message, r.Clock.Now())
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("evicting Workload %s of a changed job: %w", wl.Name, err)
+	}
+	r.Recorder.Eventf(job.Object(), wl, corev1.EventTypeWarning, EventStopped, "Evict", message)
+	return nil
+}
+
 // stopJob suspends a running job, waits until its pods are gone, and
 // restores what admission injected. It reports whether the job is fully
 // stopped; a job's status change brings the reconciler back meanwhile.
@@ -474,9 +554,10 @@ func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, re
 }
 
 // syncReclaimable reports the pods that are done for good while the job
-// runs, so their share of quota frees up. The count only grows.
+// runs (or that a lowered count took away), so their share of quota frees
+// up. The count only grows.
 func (r *Reconciler) syncReclaimable(ctx context.Context, job Job, wl *kueue.Workload) error {
-	want := job.ReclaimablePods()
+	want := append(job.ReclaimablePods(), shrunk(job, wl)...)
 	changed := false
 	merged := slices.Clone(wl.Status.ReclaimablePods)
 	for _, rp := range want {

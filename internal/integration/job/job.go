@@ -71,7 +71,9 @@ func (j *Job) Restore(originals []integration.PodSetInfo) bool {
 		return false
 	}
 	changed := integration.Restore(&j.Spec.Template, originals[0])
-	if original := originals[0].Count; original > 0 && ptr.Deref(j.Spec.Parallelism, 1) != original {
+	// Only a partial admission lowers parallelism; one raised since is the
+	// user's edit (what the job queues again with), not to be undone.
+	if original := originals[0].Count; original > 0 && ptr.Deref(j.Spec.Parallelism, 1) < original {
 		j.Spec.Parallelism = ptr.To(original)
 		changed = true
 	}
@@ -122,12 +124,14 @@ func (j *Job) ReclaimablePods() []kueue.ReclaimablePod {
 	if j.Spec.Completions == nil {
 		return nil
 	}
-	parallelism := ptr.Deref(j.Spec.Parallelism, 1)
+	// Count, not parallelism: a parallelism above the completions never
+	// ran more pods than the completions, so only those can be reclaimed.
+	count := Count(j.Job)
 	remaining := *j.Spec.Completions - j.Status.Succeeded
-	if remaining >= parallelism {
+	if remaining >= count {
 		return nil
 	}
-	return []kueue.ReclaimablePod{{Name: PodSetName, Count: parallelism - max(remaining, 0)}}
+	return []kueue.ReclaimablePod{{Name: PodSetName, Count: count - max(remaining, 0)}}
 }
 
 func (j *Job) ManagedElsewhere() string {

@@ -2,8 +2,10 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -18,7 +20,7 @@ import (
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
-// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Webhook suspends the Jobs sluice queues as they are created, and rejects
@@ -40,10 +42,14 @@ func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
 }
 
 // Default suspends a queued Job and names the namespace's default
-// LocalQueue on it when that is where it goes.
+// LocalQueue on it when that is where it goes. On update, a Job sluice
+// started whose pod count rises is suspended in the same update.
 func (w *Webhook) Default(ctx context.Context, job *batchv1.Job) error {
 	if !w.Enabled || (&Job{job}).ManagedElsewhere() != "" {
 		return nil
+	}
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Update {
+		return suspendIfGrown(req, job)
 	}
 	decision, err := w.Policy.Decide(ctx, w.Reader, job)
 	if err != nil || !decision.Managed {
@@ -56,6 +62,25 @@ func (w *Webhook) Default(ctx context.Context, job *batchv1.Job) error {
 		job.Labels[kueue.QueueNameLabel] = decision.QueueName
 	}
 	job.Spec.Suspend = ptr.To(true)
+	return nil
+}
+
+// suspendIfGrown suspends a running Job that sluice started (it carries
+// the originals sluice restores) when its pod count rises beyond what it
+// ran with: raised parallelism would otherwise let the Job controller
+// create pods beyond the admission before the reconciler could stop it.
+// Suspended, it stops, and its Workload queues again with the new count.
+func suspendIfGrown(req admission.Request, job *batchv1.Job) error {
+	if _, started := job.Annotations[integration.OriginalPodSetsAnnotation]; !started || ptr.Deref(job.Spec.Suspend, false) {
+		return nil
+	}
+	old := &batchv1.Job{}
+	if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+		return fmt.Errorf("decoding the Job before the update: %w", err)
+	}
+	if Count(job) > Count(old) {
+		job.Spec.Suspend = ptr.To(true)
+	}
 	return nil
 }
 
