@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,10 +28,14 @@ type Policy struct {
 	// ParentKinds are the enabled kinds: an object whose controller owner is
 	// one of them is left to its parent, whose Workload counts it.
 	ParentKinds map[schema.GroupKind]bool
+	// OwnerReader reads owners from the API server, to check that an owner
+	// an object names exists with the UID it names: a forged reference
+	// must not exempt an object from queueing.
+	OwnerReader client.Reader
 }
 
 // NewPolicy builds a Policy from the configuration's fields.
-func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, kinds []Kind) (*Policy, error) {
+func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, kinds []Kind, ownerReader client.Reader) (*Policy, error) {
 	sel := labels.Everything()
 	if namespaces != nil {
 		var err error
@@ -38,7 +43,7 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 			return nil, fmt.Errorf("managedJobsNamespaceSelector: %w", err)
 		}
 	}
-	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}}
+	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, OwnerReader: ownerReader}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
 	}
@@ -62,8 +67,8 @@ type Decision struct {
 // "default"; otherwise manageJobsWithoutQueueName in the selected
 // namespaces. reader reads LocalQueues and Namespaces.
 func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
-	if p.ownedByParent(obj) {
-		return Decision{}, nil
+	if owned, err := p.ownedByParent(ctx, obj); owned || err != nil {
+		return Decision{}, err
 	}
 	return p.QueueFor(ctx, reader, obj)
 }
@@ -92,11 +97,33 @@ func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.
 	return Decision{Managed: p.Namespaces.Matches(labels.Set(ns.Labels))}, nil
 }
 
-func (p *Policy) ownedByParent(obj client.Object) bool {
-	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" {
-		return false
+// ownedByParent tells whether the object's controller owner is an enabled
+// kind that exists with the UID the reference names (read from the API
+// server: only objects that claim such an owner pay for the read).
+func (p *Policy) ownedByParent(ctx context.Context, obj client.Object) (bool, error) {
+	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" || !OwnedByKind(obj, p.ParentKinds) {
+		return false, nil
 	}
-	return OwnedByKind(obj, p.ParentKinds)
+	return OwnerExists(ctx, p.OwnerReader, obj)
+}
+
+// OwnerExists tells whether the object's controller owner exists, in the
+// object's namespace, with the UID the reference names.
+func OwnerExists(ctx context.Context, reader client.Reader, obj client.Object) (bool, error) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return false, nil
+	}
+	owner := &metav1.PartialObjectMetadata{}
+	owner.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
+	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, owner)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading owner %s %s of %s: %w", ref.Kind, ref.Name, obj.GetName(), err)
+	}
+	return owner.UID == ref.UID, nil
 }
 
 // OwnedByKind tells whether an object's controller owner is one of kinds. A

@@ -25,6 +25,7 @@ func TestDecide(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", Labels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "with-default", Labels: map[string]string{"kubernetes.io/metadata.name": "with-default"}}},
 		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "with-default", Name: "default"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "p"}},
 	}
 	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objects...).Build()
 	notSystem := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
@@ -38,6 +39,8 @@ func TestDecide(t *testing.T) {
 	}
 	queue := map[string]string{kueue.QueueNameLabel: "lq"}
 	parentJob := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "p", UID: "p", Controller: ptr.To(true)}
+	forgedUID := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "p", UID: "another", Controller: ptr.To(true)}
+	missing := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "missing", UID: "m", Controller: ptr.To(true)}
 	cases := []struct {
 		name         string
 		withoutQueue bool
@@ -50,11 +53,13 @@ func TestDecide(t *testing.T) {
 		{"manageJobsWithoutQueueName in a selected namespace", true, job("team-a", nil, nil, nil), Decision{Managed: true}},
 		{"manageJobsWithoutQueueName never in kube-system", true, job("kube-system", nil, nil, nil), Decision{}},
 		{"owned by an enabled kind", false, job("team-a", queue, parentJob, nil), Decision{}},
+		{"claims an owner that doesn't exist", false, job("team-a", queue, missing, nil), Decision{Managed: true, QueueName: "lq"}},
+		{"claims an owner of another UID", false, job("team-a", queue, forgedUID, nil), Decision{Managed: true, QueueName: "lq"}},
 		{"owned by an enabled kind, standalone", false, job("team-a", queue, parentJob, map[string]string{kueue.StandaloneAnnotation: "true"}), Decision{Managed: true, QueueName: "lq"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewPolicy(tc.withoutQueue, notSystem, []Kind{jobKind})
+			p, err := NewPolicy(tc.withoutQueue, notSystem, []Kind{jobKind}, reader)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -32,7 +33,7 @@ type integrations struct {
 	notices *pod.Notices
 }
 
-func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
+func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader) (*integrations, error) {
 	in := &integrations{enabled: map[string]bool{}}
 	// Deployments and StatefulSets are queued through their Pods: no kind
 	// of their own.
@@ -45,7 +46,7 @@ func newIntegrations(cfg *configapi.Configuration) (*integrations, error) {
 			in.enabled[k.Framework] = true
 		}
 	}
-	policy, err := integration.NewPolicy(cfg.ManageJobsWithoutQueueName, cfg.ManagedJobsNamespaceSelector, in.kinds)
+	policy, err := integration.NewPolicy(cfg.ManageJobsWithoutQueueName, cfg.ManagedJobsNamespaceSelector, in.kinds, ownerReader)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	in, err := newIntegrations(cfg)
+	in, err := newIntegrations(cfg, mgr.GetAPIReader())
 	if err != nil {
 		return nil, err
 	}

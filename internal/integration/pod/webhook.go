@@ -71,8 +71,11 @@ func optedIn(p *corev1.Pod) bool {
 func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 	// The owner first: it needs no read, and most Pods (a Job's) end here.
 	owner := metav1.GetControllerOf(p)
-	if owner != nil && !optedIn(p) && integration.OwnedByKind(p, w.Policy.ParentKinds) {
-		return verdict{}, nil
+	if owner != nil && !optedIn(p) {
+		counted, err := w.ownedByQueuedParent(ctx, p)
+		if err != nil || counted {
+			return verdict{}, err
+		}
 	}
 	ns := &corev1.Namespace{}
 	if err := w.Reader.Get(ctx, client.ObjectKey{Name: p.Namespace}, ns); err != nil {
@@ -163,6 +166,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.
 	errs := append(validateStandalone(p), validateGroup(p)...)
 	if p.Labels[kueue.ManagedLabel] == "true" {
 		errs = append(errs, sluicewebhook.ValidatePodSpecAmounts(&p.Spec, field.NewPath("spec"))...)
+		groupErrs, err := w.validateGroupName(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, groupErrs...)
 	}
 	if err := invalid(p, errs); err != nil {
 		return nil, err
@@ -178,11 +186,16 @@ func (w *Webhook) ValidateCreate(ctx context.Context, p *corev1.Pod) (admission.
 	return admission.Warnings{v.notice + ": " + v.message}, nil
 }
 
-func (w *Webhook) ValidateUpdate(_ context.Context, oldPod, newPod *corev1.Pod) (admission.Warnings, error) {
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldPod, newPod *corev1.Pod) (admission.Warnings, error) {
 	if !w.Enabled {
 		return nil, nil
 	}
 	errs := append(validateStandalone(newPod), validateGroup(newPod)...)
+	queued, err := w.validateStaysQueued(ctx, oldPod, newPod)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, queued...)
 	if oldPod.Labels[kueue.PodGroupNameLabel] != newPod.Labels[kueue.PodGroupNameLabel] {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.PodGroupNameLabel), "is immutable"))
 	}

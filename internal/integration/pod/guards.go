@@ -1,0 +1,146 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// The guards below keep a tenant from getting a Pod past its admission by
+// editing it (dropping sluice's label or gate), by naming someone else's
+// Workload as its group, or by claiming an owner it doesn't have.
+
+// validateStaysQueued refuses an update that takes a managed Pod out of its
+// queue: the managed label may never go (the reconciler and the manager's
+// cache follow it), and the admission gate only once the Pod's Workload is
+// admitted (sluice itself removes it then).
+func (w *Webhook) validateStaysQueued(ctx context.Context, oldPod, newPod *corev1.Pod) (field.ErrorList, error) {
+	if oldPod.Labels[kueue.ManagedLabel] != "true" {
+		return nil, nil
+	}
+	if newPod.Labels[kueue.ManagedLabel] != "true" {
+		return field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.ManagedLabel),
+			"can't be removed or changed: sluice queues this Pod, and removing the label would let it run outside its queue")}, nil
+	}
+	if !gated(oldPod) || gated(newPod) {
+		return nil, nil
+	}
+	admitted, err := w.workloadAdmitted(ctx, newPod)
+	if err != nil || admitted {
+		return nil, err
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "schedulingGates"),
+		fmt.Sprintf("the scheduling gate %s can't be removed before the Pod's Workload is admitted: sluice removes it at admission", kueue.AdmissionSchedulingGate))}, nil
+}
+
+// workloadAdmitted tells whether the Workload of a managed Pod (its own, or
+// its group's) is admitted. The manager's cache may lag behind the
+// admission sluice just wrote, so a "no" is read again from the API server.
+func (w *Webhook) workloadAdmitted(ctx context.Context, p *corev1.Pod) (bool, error) {
+	key := client.ObjectKey{Namespace: p.Namespace, Name: integration.WorkloadName(Kind.GVK, p.Name, p.UID)}
+	group := p.Labels[kueue.PodGroupNameLabel]
+	if group != "" {
+		key.Name = group
+	}
+	admitted := func(reader client.Reader) (bool, error) {
+		wl := &kueue.Workload{}
+		if err := reader.Get(ctx, key, wl); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if group != "" && !isGroupWorkloadOf(wl, group) {
+			return false, nil
+		}
+		return workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl), nil
+	}
+	if ok, err := admitted(w.Reader); ok || err != nil {
+		return ok, err
+	}
+	return admitted(w.OwnerReader)
+}
+
+// isGroupWorkloadOf tells whether a Workload is the one sluice made for the
+// pod group: named after it and labelled with it.
+func isGroupWorkloadOf(wl *kueue.Workload, group string) bool {
+	return wl.Name == group && wl.Labels[kueue.PodGroupNameLabel] == group
+}
+
+// validateGroupName refuses a new Pod whose group name is taken by a
+// Workload that is not that group's (a Job's, a bare one, another tenant's),
+// or whose group waits in another LocalQueue.
+func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.ErrorList, error) {
+	group := p.Labels[kueue.PodGroupNameLabel]
+	if group == "" {
+		return nil, nil
+	}
+	wl := &kueue.Workload{}
+	if err := w.OwnerReader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: group}, wl); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	path := field.NewPath("metadata", "labels").Key(kueue.PodGroupNameLabel)
+	if !isGroupWorkloadOf(wl, group) {
+		return field.ErrorList{field.Invalid(path, group,
+			"a Workload of this name exists and is not this pod group's; choose another group name")}, nil
+	}
+	if queue := p.Labels[kueue.QueueNameLabel]; string(wl.Spec.QueueName) != queue {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "labels").Key(kueue.QueueNameLabel), queue,
+			fmt.Sprintf("the Pods of group %s wait in LocalQueue %q: a group has one queue", group, wl.Spec.QueueName))}, nil
+	}
+	return nil, nil
+}
+
+// ownedByQueuedParent tells whether a Pod's controller owner is an enabled
+// kind whose Workload counts it, checked against the API: the owner exists
+// with the UID the reference names and, for a Job, selects the Pod. A
+// forged reference (to nothing, to another object of that name, or to a
+// Job that doesn't select the Pod) doesn't exempt a Pod from queueing.
+func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool, error) {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || !integration.OwnedByKind(p, w.Policy.ParentKinds) {
+		return false, nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return false, nil
+	}
+	newObj, ok := walkable[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	if !ok {
+		return false, nil
+	}
+	owner := newObj()
+	key := client.ObjectKey{Namespace: p.Namespace, Name: ref.Name}
+	// The cache first (a Job's Pods are created right after it, and the
+	// cache usually has it); the API server when the cache doesn't.
+	for _, reader := range []client.Reader{w.Reader, w.OwnerReader} {
+		err = reader.Get(ctx, key, owner)
+		if err == nil && owner.GetUID() == ref.UID {
+			return selects(owner, p), nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("reading owner %s %s: %w", ref.Kind, ref.Name, err)
+		}
+	}
+	return false, nil
+}
+
+// selects tells whether an owner claims the Pod by its selector, where the
+// kind has one that its controller goes by (a Job's).
+func selects(owner client.Object, p *corev1.Pod) bool {
+	job, ok := owner.(*batchv1.Job)
+	if !ok || job.Spec.Selector == nil {
+		return true
+	}
+	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	return err == nil && sel.Matches(labels.Set(p.Labels))
+}

@@ -1,0 +1,152 @@
+package pods
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+// expectRefused checks that err is the API server passing on a webhook's
+// refusal that names field.
+func expectRefused(t *testing.T, err error, field string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted, want a refusal naming %s", field)
+	}
+	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+		t.Fatalf("refused for another reason: %v", err)
+	}
+	if !strings.Contains(err.Error(), field) {
+		t.Errorf("error %q does not name %s", err, field)
+	}
+}
+
+// tryUpdate applies mutate to the latest version of the Pod and returns
+// what the API server answers.
+func tryUpdate(t *testing.T, p *corev1.Pod, mutate func(*corev1.Pod)) error {
+	t.Helper()
+	current := &corev1.Pod{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(p), current); err != nil {
+		t.Fatal(err)
+	}
+	mutate(current)
+	return cluster.Client.Update(context.Background(), current)
+}
+
+// A waiting Pod's owner can't take it out of its queue: neither the managed
+// label nor the admission gate can be removed before admission, and the
+// label never.
+func TestQueuedPodCannotLeaveItsQueue(t *testing.T) {
+	ns, _ := newQueue(t, "1")
+	running := newPod(ns, "lq")
+	cluster.MustCreate(t, running)
+	waitPod(t, running, "to be admitted", ungated)
+	waiting := newPod(ns, "lq")
+	cluster.MustCreate(t, waiting)
+	waitWorkload(t, waiting, "to wait for quota", func(*kueue.Workload) error { return nil })
+
+	expectRefused(t, tryUpdate(t, waiting, func(p *corev1.Pod) {
+		delete(p.Labels, kueue.ManagedLabel)
+		p.Spec.SchedulingGates = nil
+	}), "metadata.labels[kueue.x-k8s.io/managed]")
+	expectRefused(t, tryUpdate(t, waiting, func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }), "spec.schedulingGates")
+	expectRefused(t, tryUpdate(t, running, func(p *corev1.Pod) { p.Labels[kueue.ManagedLabel] = "false" }), "metadata.labels[kueue.x-k8s.io/managed]")
+	if got := waitPod(t, waiting, "to stay queued", func(*corev1.Pod) error { return nil }); !queued(got) {
+		t.Errorf("the waiting Pod left its queue: gates %v labels %v", got.Spec.SchedulingGates, got.Labels)
+	}
+}
+
+// A controller reference to an owner that doesn't exist, to another object
+// of that name, or to a Job that doesn't select the Pod, doesn't exempt a
+// Pod from queueing.
+func TestForgedOwnerDoesNotSkipQueueing(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("real"),
+		Labels: map[string]string{kueue.QueueNameLabel: "lq"}}, Spec: batchv1.JobSpec{Template: newPodTemplate()}}
+	cluster.MustCreate(t, job)
+	cases := []struct {
+		name string
+		ref  metav1.OwnerReference
+	}{
+		{"an owner that doesn't exist", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: cluster.Unique("ghost"), UID: types.UID("ghost-uid"), Controller: ptr.To(true)}},
+		{"the right name with another UID", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: types.UID("forged-uid"), Controller: ptr.To(true)}},
+		{"a queued Job that doesn't select the Pod", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPod(ns, "lq")
+			p.OwnerReferences = []metav1.OwnerReference{tc.ref}
+			cluster.MustCreate(t, p)
+			if !queued(p) {
+				t.Fatalf("a Pod claiming %s was not queued: gates %v labels %v", tc.name, p.Spec.SchedulingGates, p.Labels)
+			}
+			waitWorkload(t, p, "to exist", func(*kueue.Workload) error { return nil })
+		})
+	}
+	// The Job's own Pods (selected by it) are still its.
+	own := newPod(ns, "lq")
+	own.Labels[batchv1.ControllerUidLabel] = string(job.UID)
+	own.Labels[batchv1.JobNameLabel] = job.Name
+	ownedBy(own, job, "Job", "batch/v1")
+	cluster.MustCreate(t, own)
+	if isGated(own) || own.Labels[kueue.ManagedLabel] == "true" {
+		t.Fatalf("a Pod of a queued Job was queued on its own: gates %v labels %v", own.Spec.SchedulingGates, own.Labels)
+	}
+}
+
+// A Pod naming another Workload as its group can't act on it: its creation
+// is refused, and the Workload keeps its admission.
+func TestGroupNameOfAnotherWorkloadIsRefused(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	victim := framework.Workload(ns, cluster.Unique("victim"), "lq", 0, 1, "1")
+	cluster.MustCreate(t, victim)
+	cluster.WaitAdmitted(t, victim)
+
+	err := cluster.Client.Create(context.Background(), groupPod(ns, victim.Name, 1))
+	expectRefused(t, err, "metadata.labels[kueue.x-k8s.io/pod-group-name]")
+
+	// A real group can't be joined from another queue either.
+	cluster.MustCreate(t, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"},
+		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(victimQueue(t, victim))}})
+	group := cluster.Unique("group")
+	createGroup(t, ns, group, 1, nil)
+	framework.Eventually(t, "the group's Workload to exist", func(ctx context.Context) (bool, error) {
+		err := cluster.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: group}, &kueue.Workload{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	intruder := groupPod(ns, group, 1)
+	intruder.Labels[kueue.QueueNameLabel] = "other"
+	expectRefused(t, cluster.Client.Create(context.Background(), intruder), "metadata.labels[kueue.x-k8s.io/queue-name]")
+
+	current := &kueue.Workload{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(victim), current); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.Reserved(current) || slices.ContainsFunc(current.Status.Conditions, func(c metav1.Condition) bool {
+		return c.Type == kueue.WorkloadEvicted || c.Type == kueue.WorkloadFinished
+	}) {
+		t.Errorf("the victim Workload was touched: %v", current.Status.Conditions)
+	}
+}
+
+// victimQueue is the ClusterQueue a workload was admitted in.
+func victimQueue(t *testing.T, wl *kueue.Workload) string {
+	t.Helper()
+	current := &kueue.Workload{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(wl), current); err != nil {
+		t.Fatal(err)
+	}
+	return string(current.Status.Admission.ClusterQueue)
+}
