@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -17,7 +18,8 @@ import (
 
 // WorkloadReconciler keeps admission's view of each Workload current: a
 // pending one waits in the queues, an admitted one holds quota in the cache,
-// a finished or deleted one gives its quota back. It also takes admissions
+// a finished or deleted one gives its quota back (a deleted one whose job
+// may still run only once its integration has let it go). It also takes admissions
 // away when they must end: the workload was deactivated, its queue drains
 // (HoldAndDrain), or it ran past maximumExecutionTimeSeconds.
 type WorkloadReconciler struct {
@@ -48,8 +50,19 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	r.State.written.seen(wl)
-	if !wl.DeletionTimestamp.IsZero() || workload.IsFinished(wl) {
+	deleting := !wl.DeletionTimestamp.IsZero()
+	if deleting && r.stillInUse(wl) {
+		// Deleted while its job may still run: its quota stays counted
+		// until the job's integration lets the Workload go.
+		r.State.Queues.Delete(key)
+		r.State.quotaFreed(r.State.Cache.SetReserved(wl))
+		return ctrl.Result{}, nil
+	}
+	if deleting || workload.IsFinished(wl) {
 		r.forget(key)
+		if deleting {
+			return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl)
+		}
 		return ctrl.Result{}, nil
 	}
 	if workload.HasQuotaReservation(wl) {
@@ -61,6 +74,15 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	// decides), it holds nothing and waits.
 	r.State.setPending(workload.NewInfo(wl), workload.IsActive(wl))
 	return ctrl.Result{}, nil
+}
+
+// stillInUse tells whether a Workload being deleted may still have a job
+// running on its reservation: it holds one, has not finished, belongs to a
+// job that stops before its quota goes, and carries the resource-in-use
+// finalizer that job's integration removes once nothing runs.
+func (r *WorkloadReconciler) stillInUse(wl *kueue.Workload) bool {
+	return controllerutil.ContainsFinalizer(wl, kueue.ResourceInUseFinalizerName) &&
+		workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && r.stopsFirst(wl)
 }
 
 func (r *WorkloadReconciler) forget(key string) {

@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -42,6 +45,13 @@ type StopsByDeletion interface {
 	StopsByDeletion()
 }
 
+// Terminating is a Job being deleted that may still run for a while (a
+// Pod in its grace period): its Workload keeps its reservation until
+// Terminating says it no longer runs.
+type Terminating interface {
+	StillRunning() bool
+}
+
 // Kind is a queued kind: its framework name in the configuration, its
 // GroupVersionKind, and how to make and wrap its objects.
 type Kind struct {
@@ -56,6 +66,12 @@ type Kind struct {
 	// Decide, when set, replaces Policy.Decide in the reconciler: for kinds
 	// whose webhook already made (and recorded) the decision.
 	Decide func(obj client.Object) Decision
+	// PodsGone, when set, tells whether the pods of a job that no longer
+	// exists (or is being deleted) are gone, by the job's UID: a batch Job
+	// deleted with orphan propagation leaves its pods running. Until they
+	// are, its Workload keeps its reservation. nil: the kind's pods can't
+	// outlive it.
+	PodsGone func(ctx context.Context, reader client.Reader, namespace string, jobUID types.UID) (bool, error)
 	// TrackingLabels, when set, are labels that select the kind's queued
 	// objects into the manager's cache (Pods: only managed ones are
 	// cached). An object that lost them but still holds the Finalizer is

@@ -88,7 +88,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if retracked, err := r.retrack(ctx, req.NamespacedName); retracked || err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.deleteWorkloads(ctx, req.NamespacedName, "")
+		return r.deleteWorkloads(ctx, req.NamespacedName, "")
 	}
 	// A job being deleted gives its quota back at once, whatever the
 	// propagation policy (batch Jobs orphan their dependents by default).
@@ -101,8 +101,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if deleting && r.Kind.Finalizer == "" {
 		keep = ""
 	}
-	if err := r.deleteWorkloads(ctx, req.NamespacedName, keep); err != nil || keep == "" {
-		return ctrl.Result{}, err
+	if res, err := r.deleteWorkloads(ctx, req.NamespacedName, keep); err != nil || keep == "" {
+		return res, err
 	}
 	if deleting {
 		return ctrl.Result{}, r.finalize(ctx, job)
@@ -120,6 +120,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	wl, res, err := r.ensureWorkload(ctx, job, decision.QueueName)
 	if wl == nil || err != nil {
 		return res, err
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		// Someone deleted the Workload of a live job: the job stops before
+		// the Workload (and its quota) goes; a new one is created after.
+		return ctrl.Result{}, r.releaseDeleted(ctx, job, wl)
 	}
 	if done, succeeded, message := job.Finished(); done {
 		reason := FinishedReasonSucceeded
@@ -332,6 +337,7 @@ func (r *Reconciler) adoptPrebuilt(ctx context.Context, job Job, name string) (*
 			wl.Labels = map[string]string{}
 		}
 		wl.Labels[kueue.JobUIDLabel] = string(obj.GetUID())
+		controllerutil.AddFinalizer(wl, kueue.ResourceInUseFinalizerName)
 		if err := r.Client.Update(ctx, wl); err != nil {
 			return nil, ctrl.Result{}, fmt.Errorf("adopting prebuilt Workload %s: %w", name, err)
 		}
@@ -501,6 +507,11 @@ func (r *Reconciler) decide(ctx context.Context, obj client.Object) (Decision, e
 // finalize finishes the Workloads of an object being deleted (a Pod that
 // was evicted, or deleted by its owner) and lets the object go.
 func (r *Reconciler) finalize(ctx context.Context, job Job) error {
+	if t, ok := job.(Terminating); ok && t.StillRunning() {
+		// Its quota is still in use until it stops: its status change
+		// (a terminal phase) brings the reconciler back.
+		return nil
+	}
 	obj := job.Object()
 	owned, err := r.ownedWorkloads(ctx, obj)
 	if err != nil {
@@ -598,19 +609,27 @@ func (r *Reconciler) ownedWorkloads(ctx context.Context, obj client.Object) ([]k
 	return owned, nil
 }
 
+// podsGoneRecheck is how often a deleted job's pods are looked for while
+// its Workload waits for them to be gone (pods are not watched).
+const podsGoneRecheck = 2 * time.Second
+
 // deleteWorkloads deletes the Workloads controlled by a job of this name
-// other than the one with keepUID: the garbage collector would too, but
-// sluice must not count their quota until it gets there (nor where it
-// doesn't run).
-func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedName, keepUID types.UID) error {
+// other than the one with keepUID (the job is gone or being deleted, or it
+// is an earlier job of the same name): the garbage collector would too,
+// but not where it doesn't run. A deleted Workload that holds a
+// reservation keeps it (through its finalizer) until the job's pods are
+// gone; the reconciler comes back to look until then.
+func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedName, keepUID types.UID) (ctrl.Result, error) {
 	list := &kueue.WorkloadList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(job.Namespace),
 		client.MatchingFields{IndexWorkloadOwner: ownerKey(r.Kind, job.Name)}); err != nil {
-		return fmt.Errorf("listing the Workloads of %s: %w", job, err)
+		return ctrl.Result{}, fmt.Errorf("listing the Workloads of %s: %w", job, err)
 	}
+	var res ctrl.Result
 	for i := range list.Items {
 		wl := &list.Items[i]
-		if owner := metav1.GetControllerOf(wl); owner == nil || owner.UID == keepUID || !wl.DeletionTimestamp.IsZero() {
+		owner := metav1.GetControllerOf(wl)
+		if owner == nil || owner.UID == keepUID {
 			continue
 		}
 		if r.Kind.Finalizer != "" && workload.IsFinished(wl) {
@@ -618,11 +637,65 @@ func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedNa
 			// it holds no quota, and the garbage collector takes it.
 			continue
 		}
-		if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting orphaned Workload %s: %w", wl.Name, err)
+		if wl.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, wl, client.Preconditions{UID: &wl.UID}); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("deleting orphaned Workload %s: %w", wl.Name, err)
+			}
+		}
+		if !holdsQuota(wl) {
+			continue // the Workload reconciler lets it go
+		}
+		gone, err := r.podsGone(ctx, wl.Namespace, owner.UID)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !gone {
+			res.RequeueAfter = podsGoneRecheck
+			continue
+		}
+		if err := ReleaseWorkload(ctx, r.Client, wl); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
+	return res, nil
+}
+
+// holdsQuota tells whether a Workload's finalizer keeps its reservation
+// counted: it has one, and has not finished.
+func holdsQuota(wl *kueue.Workload) bool {
+	return controllerutil.ContainsFinalizer(wl, kueue.ResourceInUseFinalizerName) &&
+		workload.HasQuotaReservation(wl) && !workload.IsFinished(wl)
+}
+
+func (r *Reconciler) podsGone(ctx context.Context, namespace string, jobUID types.UID) (bool, error) {
+	if r.Kind.PodsGone == nil {
+		return true, nil
+	}
+	return r.Kind.PodsGone(ctx, r.APIReader, namespace, jobUID)
+}
+
+// ReleaseWorkload removes the resource-in-use finalizer: nothing of the
+// Workload's job runs any more, its quota may go.
+func ReleaseWorkload(ctx context.Context, c client.Client, wl *kueue.Workload) error {
+	if !controllerutil.RemoveFinalizer(wl, kueue.ResourceInUseFinalizerName) {
+		return nil
+	}
+	if err := c.Update(ctx, wl); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("releasing Workload %s: %w", wl.Name, err)
+	}
 	return nil
+}
+
+// releaseDeleted stops the job of a Workload being deleted, then lets the
+// Workload go.
+func (r *Reconciler) releaseDeleted(ctx context.Context, job Job, wl *kueue.Workload) error {
+	if holdsQuota(wl) {
+		stopped, err := r.stopJob(ctx, job, fmt.Sprintf("its Workload %s is being deleted", wl.Name))
+		if !stopped || err != nil {
+			return err
+		}
+	}
+	return ReleaseWorkload(ctx, r.Client, wl)
 }
 
 // jobsNaming maps a Workload without a controller to the jobs that name it

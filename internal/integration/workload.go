@@ -30,6 +30,9 @@ func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, 
 			OwnerReferences: []metav1.OwnerReference{
 				*metav1.NewControllerRef(obj, kind.GVK),
 			},
+			// Deleting the Workload (or the job) must not free its quota
+			// while the job's pods still run: sluice lets it go then.
+			Finalizers: []string{kueue.ResourceInUseFinalizerName},
 		},
 		Spec: kueue.WorkloadSpec{PodSets: podSets, QueueName: kueue.LocalQueueName(queue)},
 	}

@@ -69,9 +69,24 @@ func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if wl == nil {
 		return ctrl.Result{}, r.create(ctx, req, pods)
 	}
+	if !isGroupWorkloadOf(wl, req.Name) {
+		// A Workload of the group's name that sluice didn't make for it (a
+		// Job's, a bare one): never evict, resize, finish or delete it.
+		// The webhook refuses such Pods; ones from before wait gated.
+		ctrl.LoggerFrom(ctx).Info("pod group name taken by a Workload that is not the group's; its Pods stay gated", "workload", wl.Name)
+		return ctrl.Result{}, nil
+	}
 	if len(pods) == 0 {
 		// The group is gone, and with it what the Workload held.
-		return ctrl.Result{}, client.IgnoreNotFound(r.Client.Delete(ctx, wl))
+		if err := r.Client.Delete(ctx, wl); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, integration.ReleaseWorkload(ctx, r.Client, wl)
+	}
+	if !wl.DeletionTimestamp.IsZero() {
+		// Someone deleted the group's Workload: its running Pods stop
+		// before it (and its quota) goes; the gated ones get a new one.
+		return ctrl.Result{}, r.releaseDeleted(ctx, wl, pods)
 	}
 	if resized, err := r.resize(ctx, wl, pods); resized || err != nil {
 		return ctrl.Result{}, err
@@ -107,7 +122,9 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name,
-			Labels: map[string]string{kueue.PodGroupNameLabel: req.Name}},
+			Labels: map[string]string{kueue.PodGroupNameLabel: req.Name},
+			// Deleting it must not free the quota while its Pods run.
+			Finalizers: []string{kueue.ResourceInUseFinalizerName}},
 		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(first.Labels[kueue.QueueNameLabel]), PodSets: groupPodSets(live, total)},
 	}
 	if first.Annotations[kueue.StandaloneAnnotation] == "true" {
@@ -329,9 +346,34 @@ func (r *GroupReconciler) syncEnd(ctx context.Context, wl *kueue.Workload, pods 
 	return nil
 }
 
+// releaseDeleted stops the running Pods of a group whose Workload is being
+// deleted, and lets the Workload go once none runs.
+func (r *GroupReconciler) releaseDeleted(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) error {
+	running, err := r.stopPods(ctx, wl, pods)
+	if err != nil || running {
+		return err
+	}
+	return integration.ReleaseWorkload(ctx, r.Client, wl)
+}
+
 // evict deletes the group's running Pods, and gives the quota back once
 // none runs.
 func (r *GroupReconciler) evict(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) error {
+	running, err := r.stopPods(ctx, wl, pods)
+	if err != nil || running {
+		return err
+	}
+	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("clearing the reservation of pod group %s: %w", wl.Name, err)
+	}
+	return nil
+}
+
+// stopPods deletes the group's running Pods and releases the deleted
+// ones; it tells whether any may still run.
+func (r *GroupReconciler) stopPods(ctx context.Context, wl *kueue.Workload, pods []corev1.Pod) (bool, error) {
 	running := false
 	for i := range pods {
 		p := &pods[i]
@@ -340,23 +382,15 @@ func (r *GroupReconciler) evict(ctx context.Context, wl *kueue.Workload, pods []
 		}
 		if p.DeletionTimestamp.IsZero() && !gated(p) {
 			if err := r.Client.Delete(ctx, p); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting Pod %s of evicted group %s: %w", p.Name, wl.Name, err)
+				return true, fmt.Errorf("deleting Pod %s of group %s: %w", p.Name, wl.Name, err)
 			}
 		}
 		running = running || !gated(p)
 	}
 	if err := r.releaseAll(ctx, pods, func(p *corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() }); err != nil {
-		return err
+		return true, err
 	}
-	if running {
-		return nil
-	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
-		return fmt.Errorf("clearing the reservation of pod group %s: %w", wl.Name, err)
-	}
-	return nil
+	return running, nil
 }
 
 // releaseAll removes the finalizer from the Pods that match.

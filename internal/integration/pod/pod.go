@@ -30,7 +30,8 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &corev1.Pod{} },
 	NewList:   func() client.ObjectList { return &corev1.PodList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
-	Finalizer: kueue.ManagedLabel,
+	Finalizer:      kueue.ManagedLabel,
+	TrackingLabels: map[string]string{kueue.ManagedLabel: "true"},
 	Decide: func(o client.Object) integration.Decision {
 		// Grouped Pods are the GroupReconciler's.
 		if o.GetLabels()[kueue.ManagedLabel] != "true" || o.GetLabels()[kueue.PodGroupNameLabel] != "" {
@@ -104,6 +105,13 @@ func (p *Pod) Finished() (bool, bool, string) {
 func (p *Pod) Active() bool { return !gated(p.Pod) }
 
 func (p *Pod) ReclaimablePods() []kueue.ReclaimablePod { return nil }
+
+// StillRunning: a Pod being deleted runs until its kubelet stops it and
+// sets a terminal phase; one never bound to a node never runs (the
+// scheduler doesn't bind a Pod being deleted).
+func (p *Pod) StillRunning() bool {
+	return p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
 
 func (p *Pod) ManagedElsewhere() string { return "" }
 

@@ -3,6 +3,9 @@ package framework
 import (
 	"context"
 	"fmt"
+	"math/big"
+
+	"gopkg.in/inf.v0"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -46,10 +49,14 @@ func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 		if usage[cq] == nil {
 			usage[cq] = map[cell]resource.Quantity{}
 		}
+		reclaimable := map[kueue.PodSetReference]int32{}
+		for _, rp := range wl.Status.ReclaimablePods {
+			reclaimable[rp.Name] = rp.Count
+		}
 		for _, psa := range wl.Status.Admission.PodSetAssignments {
 			for name, q := range psa.ResourceUsage {
 				k := cell{string(psa.Flavors[name]), string(name)}
-				usage[cq][k] = sum(usage[cq][k], q)
+				usage[cq][k] = sum(usage[cq][k], lessReclaimable(q, psa.Count, reclaimable[psa.Name]))
 			}
 		}
 	}
@@ -149,4 +156,22 @@ func diff(a, b resource.Quantity) resource.Quantity {
 	out := a.DeepCopy()
 	out.Sub(b)
 	return out
+}
+
+// lessReclaimable is a pod set's usage less the share of its pods that are
+// done for good (reclaimable): usage - floor(usage*done/count), in exact
+// thousandths, as admission counts it.
+func lessReclaimable(q resource.Quantity, count *int32, done int32) resource.Quantity {
+	n := int64(1)
+	if count != nil {
+		n = int64(*count)
+	}
+	if done <= 0 || n <= 0 {
+		return q
+	}
+	milli := new(inf.Dec).Round(q.AsDec(), 3, inf.RoundUp).UnscaledBig()
+	share := new(big.Int).Quo(new(big.Int).Mul(milli, big.NewInt(min(int64(done), n))), big.NewInt(n))
+	left := new(inf.Dec).SetUnscaledBig(new(big.Int).Sub(milli, share))
+	left.SetScale(3)
+	return *resource.NewDecimalQuantity(*left, q.Format)
 }

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -110,4 +112,108 @@ func TestRemovedQueueNameDeletesTheWorkload(t *testing.T) {
 	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(workloadOf(j)), &kueue.Workload{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the unqueued Job's Workload came back: %v", err)
 	}
+}
+
+// jobPod is a pod of the Job as its controller makes them (labelled with
+// its UID, controlled by it), Running.
+func jobPod(t *testing.T, j *batchv1.Job) *corev1.Pod {
+	t.Helper()
+	current := getJob(t, j)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: cluster.Unique(j.Name),
+		Labels:          map[string]string{batchv1.ControllerUidLabel: string(current.UID), batchv1.JobNameLabel: j.Name},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(current, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+		Spec: *current.Spec.Template.Spec.DeepCopy()}
+	cluster.MustCreate(t, p)
+	p.Status.Phase = corev1.PodRunning
+	if err := cluster.Client.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A Job deleted with orphan propagation leaves its pods running: its
+// quota stays held until they are gone, so a second Job can't take it.
+func TestDeletedJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
+	q := newQueue(t, "2", false)
+	j := newJob(q.ns, "lq", 2, "1")
+	cluster.MustCreate(t, j)
+	waitWorkload(t, j, "to be admitted", admitted)
+	waitJob(t, j, "to run", running)
+	startPods(t, j, 2)
+	pods := []*corev1.Pod{jobPod(t, j), jobPod(t, j)}
+
+	if err := cluster.Client.Delete(context.Background(), getJob(t, j), client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+		t.Fatal(err)
+	}
+	next := newJob(q.ns, "lq", 2, "1")
+	cluster.MustCreate(t, next)
+	waitWorkload(t, next, "to wait for the orphaned pods' quota", pending)
+	held := waitWorkload(t, j, "to be deleted but still held", func(wl *kueue.Workload) error {
+		if wl.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("not deleted")
+		}
+		return admitted(wl)
+	})
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
+	}
+	// One pod ends, one is deleted: then the quota moves.
+	pods[0].Status.Phase = corev1.PodSucceeded
+	if err := cluster.Client.Status().Update(context.Background(), pods[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := getWorkloadOf(t, j); got == nil || got.UID != held.UID {
+		t.Fatal("the Workload went while a pod of its Job still ran")
+	}
+	if err := cluster.Client.Delete(context.Background(), pods[1], client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	waitWorkload(t, next, "to be admitted once the pods are gone", admitted)
+	framework.Eventually(t, "the deleted Job's Workload to go", func(ctx context.Context) (bool, error) {
+		return gone(ctx, workloadOf(j))
+	})
+}
+
+// A Workload deleted under a running Job keeps its quota until the Job has
+// stopped; then a new Workload queues for it.
+func TestDeletedWorkloadOfARunningJobStopsItFirst(t *testing.T) {
+	q := newQueue(t, "1", false)
+	j := newJob(q.ns, "lq", 1, "1")
+	cluster.MustCreate(t, j)
+	wl := waitWorkload(t, j, "to be admitted", admitted)
+	waitJob(t, j, "to run", running)
+	startPods(t, j, 1)
+	other := newJob(q.ns, "lq", 1, "1")
+	cluster.MustCreate(t, other)
+	waitWorkload(t, other, "to wait", pending)
+
+	if err := cluster.Client.Delete(context.Background(), wl); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, j, "to be stopped", suspended)
+	waitEvent(t, j, integration.EventStopped, "is being deleted")
+	if got := getWorkloadOf(t, j); got == nil || got.UID != wl.UID {
+		t.Fatal("the Workload went while its Job's pods still ran")
+	}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(workloadOf(other)), wl); err != nil || framework.Reserved(wl) {
+		t.Fatalf("the other Job got the quota while the first one's pods ran (err %v)", err)
+	}
+	setJobStatus(t, j, func(current *batchv1.Job) {
+		current.Status.Active, current.Status.Ready, current.Status.StartTime = 0, ptr.To(int32(0)), nil
+	})
+	waitWorkload(t, other, "to take the freed quota", admitted)
+}
+
+// getWorkloadOf is the Job's Workload, or nil when there is none.
+func getWorkloadOf(t *testing.T, j *batchv1.Job) *kueue.Workload {
+	t.Helper()
+	wl := &kueue.Workload{}
+	err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(workloadOf(j)), wl)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wl
 }
