@@ -28,14 +28,15 @@ type Policy struct {
 	// ParentKinds are the enabled kinds: an object whose controller owner is
 	// one of them is left to its parent, whose Workload counts it.
 	ParentKinds map[schema.GroupKind]bool
-	// OwnerReader reads owners from the API server, to check that an owner
-	// an object names exists with the UID it names: a forged reference
-	// must not exempt an object from queueing.
-	OwnerReader client.Reader
+	// APIReader reads from the API server: owners, to check that an owner
+	// an object names exists with the UID it names (a forged reference must
+	// not exempt an object from queueing), and namespaces the cache hasn't
+	// seen yet.
+	APIReader client.Reader
 }
 
 // NewPolicy builds a Policy from the configuration's fields.
-func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, kinds []Kind, ownerReader client.Reader) (*Policy, error) {
+func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, kinds []Kind, apiReader client.Reader) (*Policy, error) {
 	sel := labels.Everything()
 	if namespaces != nil {
 		var err error
@@ -43,7 +44,7 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 			return nil, fmt.Errorf("managedJobsNamespaceSelector: %w", err)
 		}
 	}
-	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, OwnerReader: ownerReader}
+	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
 	}
@@ -62,10 +63,11 @@ type Decision struct {
 }
 
 // Decide applies the rules in order: an object owned by an enabled kind is
-// its parent's (unless it opts out with kueue.x-k8s.io/standalone); a
+// its parent's (unless it opts out with kueue.x-k8s.io/standalone); only
+// objects in the namespaces of managedJobsNamespaceSelector are queued: a
 // queue-name label queues it there; otherwise the namespace's LocalQueue
-// "default"; otherwise manageJobsWithoutQueueName in the selected
-// namespaces. reader reads LocalQueues and Namespaces.
+// "default"; otherwise manageJobsWithoutQueueName. reader reads
+// LocalQueues and Namespaces.
 func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
 	if owned, err := p.ownedByParent(ctx, obj); owned || err != nil {
 		return Decision{}, err
@@ -76,25 +78,34 @@ func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Ob
 // QueueFor applies the queue rules of Decide alone, for a caller that has
 // settled the owner question itself (the pod webhook's owner walk).
 func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
+	// Only in the managed namespaces, whatever the labels (as Kueue 0.19
+	// does): the webhooks see no others, and a Job they never suspended
+	// must not be queued (and stopped) after it started.
+	ns := &corev1.Namespace{}
+	key := client.ObjectKey{Name: obj.GetNamespace()}
+	err := reader.Get(ctx, key, ns)
+	if apierrors.IsNotFound(err) && p.APIReader != nil {
+		// Created a moment ago, not in the cache yet.
+		err = p.APIReader.Get(ctx, key, ns)
+	}
+	if err != nil {
+		return Decision{}, fmt.Errorf("reading namespace %s: %w", obj.GetNamespace(), err)
+	}
+	if !p.Namespaces.Matches(labels.Set(ns.Labels)) {
+		return Decision{}, nil
+	}
 	if q := obj.GetLabels()[kueue.QueueNameLabel]; q != "" {
 		return Decision{Managed: true, QueueName: q}, nil
 	}
 	lq := &kueue.LocalQueue{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
+	err = reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
 	switch {
 	case err == nil:
 		return Decision{Managed: true, QueueName: DefaultLocalQueue, Defaulted: true}, nil
 	case !apierrors.IsNotFound(err):
 		return Decision{}, fmt.Errorf("looking for LocalQueue %s/%s: %w", obj.GetNamespace(), DefaultLocalQueue, err)
 	}
-	if !p.ManageWithoutQueueName {
-		return Decision{}, nil
-	}
-	ns := &corev1.Namespace{}
-	if err := reader.Get(ctx, client.ObjectKey{Name: obj.GetNamespace()}, ns); err != nil {
-		return Decision{}, fmt.Errorf("reading namespace %s: %w", obj.GetNamespace(), err)
-	}
-	return Decision{Managed: p.Namespaces.Matches(labels.Set(ns.Labels))}, nil
+	return Decision{Managed: p.ManageWithoutQueueName}, nil
 }
 
 // ownedByParent tells whether the object's controller owner is an enabled
@@ -104,7 +115,7 @@ func (p *Policy) ownedByParent(ctx context.Context, obj client.Object) (bool, er
 	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" || !OwnedByKind(obj, p.ParentKinds) {
 		return false, nil
 	}
-	return OwnerExists(ctx, p.OwnerReader, obj)
+	return OwnerExists(ctx, p.APIReader, obj)
 }
 
 // OwnerExists tells whether the object's controller owner exists, in the

@@ -48,6 +48,7 @@ func TestDecide(t *testing.T) {
 		want         Decision
 	}{
 		{"queue-name label", false, job("team-a", queue, nil, nil), Decision{Managed: true, QueueName: "lq"}},
+		{"queue-name label in a namespace not managed", false, job("kube-system", queue, nil, nil), Decision{}},
 		{"no label, no default queue", false, job("team-a", nil, nil, nil), Decision{}},
 		{"no label, default LocalQueue", false, job("with-default", nil, nil, nil), Decision{Managed: true, QueueName: "default", Defaulted: true}},
 		{"manageJobsWithoutQueueName in a selected namespace", true, job("team-a", nil, nil, nil), Decision{Managed: true}},

@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -48,6 +50,10 @@ type Options struct {
 	// stop once the manager's context ends; nil keeps controller-runtime's
 	// default (30s).
 	GracefulShutdownTimeout *time.Duration
+	// SeveralPerProcess lets a process build more than one manager (tests
+	// that restart one): controller names are then not checked for
+	// uniqueness, which guards against registering metrics twice.
+	SeveralPerProcess bool
 }
 
 // New builds a manager with every controller and webhook registered. The
@@ -79,6 +85,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
 		PprofBindAddress:              opts.PprofBindAddress,
 		GracefulShutdownTimeout:       opts.GracefulShutdownTimeout,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SeveralPerProcess)},
 		ReadinessEndpointName:         cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:          cfg.Health.LivenessEndpointName,
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -110,6 +117,20 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if !opts.EnableWebhooks {
 		webhooksReady.set(func(*http.Request) error { return nil })
 		return mgr, nil
+	}
+	scope := newWebhookScope(cfg, in.enabled)
+	err = mgr.Add(runnableFunc(func(ctx context.Context) error {
+		// An unscoped configuration only blocks more while sluice is down:
+		// say so, and go on serving.
+		if err := scopeWebhooks(ctx, mgr.GetAPIReader(), mgr.GetClient(), scope); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "the integrations' webhooks could not be scoped to the configuration")
+			return nil
+		}
+		ctrl.LoggerFrom(ctx).Info("integration webhooks scoped", "enabled", in.enabled, "namespaces", scope.namespaces)
+		return nil
+	}))
+	if err != nil {
+		return nil, err
 	}
 	if err := setupWebhooks(mgr, cfg, in, webhooksReady); err != nil {
 		return nil, err

@@ -17,8 +17,8 @@ import (
 	"github.com/sluicehq/sluice/internal/integration"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=vdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=mdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-v1-deployment,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=apps,resources=deployments,verbs=create;update,versions=v1,name=vdeployment.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Framework is the value of pod-suspending-parent on a Deployment's Pods.
 const Framework = "deployment"

@@ -20,8 +20,8 @@ import (
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
-// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=mjob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Webhook suspends the Jobs sluice queues as they are created, and rejects
 // queueing labels and annotations that can't work. With the batch/job

@@ -25,11 +25,11 @@ const PodSetName kueue.PodSetReference = "main"
 // are queued and records it with the managed label; the reconciler follows
 // that record.
 var Kind = integration.Kind{
-	Framework: configapi.FrameworkPod,
-	GVK:       corev1.SchemeGroupVersion.WithKind("Pod"),
-	NewObject: func() client.Object { return &corev1.Pod{} },
-	NewList:   func() client.ObjectList { return &corev1.PodList{} },
-	Wrap:      func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
+	Framework:      configapi.FrameworkPod,
+	GVK:            corev1.SchemeGroupVersion.WithKind("Pod"),
+	NewObject:      func() client.Object { return &corev1.Pod{} },
+	NewList:        func() client.ObjectList { return &corev1.PodList{} },
+	Wrap:           func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
 	Finalizer:      kueue.ManagedLabel,
 	TrackingLabels: map[string]string{kueue.ManagedLabel: "true"},
 	Decide: func(o client.Object) integration.Decision {

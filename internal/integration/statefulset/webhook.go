@@ -20,8 +20,8 @@ import (
 	"github.com/sluicehq/sluice/internal/integration"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-v1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=mstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-apps-v1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=vstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate-apps-v1-statefulset,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=mstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-apps-v1-statefulset,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=apps,resources=statefulsets,verbs=create;update,versions=v1,name=vstatefulset.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Framework is the value of pod-suspending-parent on a StatefulSet's Pods.
 const Framework = "statefulset"

@@ -1,0 +1,191 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/config"
+)
+
+// The integrations' webhooks fail closed: while the manager is down, what
+// they intercept can't be created. The installed configuration lists every
+// integration; the manager narrows it at startup to what its configuration
+// queues, so that an outage blocks no more than that:
+//   - the webhooks of disabled integrations are removed (added back, from
+//     the generated manifests, when an integration is enabled again);
+//   - the others see only the namespaces of managedJobsNamespaceSelector,
+//     never kube-system nor the manager's own namespace.
+// No object selector: an unlabelled Pod or Job is queued in a namespace
+// with a LocalQueue "default", so the webhooks must see them all.
+
+// integrationWebhooks are the webhook entries of the job integrations, by
+// framework.
+var integrationWebhooks = map[string]string{
+	"mjob.kueue.x-k8s.io":         configapi.FrameworkBatchJob,
+	"vjob.kueue.x-k8s.io":         configapi.FrameworkBatchJob,
+	"mpod.kueue.x-k8s.io":         configapi.FrameworkPod,
+	"vpod.kueue.x-k8s.io":         configapi.FrameworkPod,
+	"mdeployment.kueue.x-k8s.io":  configapi.FrameworkDeployment,
+	"vdeployment.kueue.x-k8s.io":  configapi.FrameworkDeployment,
+	"mstatefulset.kueue.x-k8s.io": configapi.FrameworkStatefulSet,
+	"vstatefulset.kueue.x-k8s.io": configapi.FrameworkStatefulSet,
+}
+
+// webhookScope is how the integrations' webhooks should look.
+type webhookScope struct {
+	enabled    map[string]bool
+	namespaces *metav1.LabelSelector
+}
+
+func newWebhookScope(cfg *configapi.Configuration, enabled map[string]bool) webhookScope {
+	sel := &metav1.LabelSelector{}
+	if cfg.ManagedJobsNamespaceSelector != nil {
+		sel = cfg.ManagedJobsNamespaceSelector.DeepCopy()
+	}
+	never := metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn,
+		Values: []string{"kube-system", *cfg.Namespace}}
+	if !slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return equality.Semantic.DeepEqual(r, never) }) {
+		sel.MatchExpressions = append(sel.MatchExpressions, never)
+	}
+	return webhookScope{enabled: enabled, namespaces: sel}
+}
+
+// entry is what scoping reads and writes of one webhook entry, of either
+// configuration kind.
+type entry struct {
+	name       *string
+	namespaces **metav1.LabelSelector
+	client     *admissionv1.WebhookClientConfig
+}
+
+// scopeEntries brings live entries in line: the wanted integrations' ones
+// present (from the generated ones) with the scope's namespaces, the
+// others gone. It reports whether anything changed.
+func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entry) ([]W, bool, error) {
+	var out []W
+	changed := false
+	seen := map[string]bool{}
+	var template *admissionv1.WebhookClientConfig
+	for i := range live {
+		e := view(&live[i])
+		seen[*e.name] = true
+		if template == nil {
+			template = e.client
+		}
+		fw, isIntegration := integrationWebhooks[*e.name]
+		if !isIntegration {
+			out = append(out, live[i])
+			continue
+		}
+		if !s.enabled[fw] {
+			changed = true
+			continue
+		}
+		if !equality.Semantic.DeepEqual(*e.namespaces, s.namespaces) {
+			*e.namespaces = s.namespaces.DeepCopy()
+			changed = true
+		}
+		out = append(out, live[i])
+	}
+	for i := range generated {
+		w := generated[i]
+		e := view(&w)
+		fw, isIntegration := integrationWebhooks[*e.name]
+		if !isIntegration || !s.enabled[fw] || seen[*e.name] {
+			continue
+		}
+		if template == nil {
+			return nil, false, fmt.Errorf("no live webhook to take the service from for %s", *e.name)
+		}
+		if err := pointLike(e.client, template); err != nil {
+			return nil, false, err
+		}
+		*e.namespaces = s.namespaces.DeepCopy()
+		out = append(out, w)
+		changed = true
+	}
+	return out, changed, nil
+}
+
+// pointLike makes a generated entry's client config reach the same server
+// as a live one (its service or URL, and CA), at the generated path.
+func pointLike(generated, live *admissionv1.WebhookClientConfig) error {
+	path := ""
+	if generated.Service != nil && generated.Service.Path != nil {
+		path = *generated.Service.Path
+	}
+	out := live.DeepCopy()
+	switch {
+	case out.Service != nil:
+		out.Service.Path = &path
+	case out.URL != nil:
+		u, err := url.Parse(*out.URL)
+		if err != nil {
+			return fmt.Errorf("parsing webhook URL %q: %w", *out.URL, err)
+		}
+		u.Path = path
+		s := u.String()
+		out.URL = &s
+	}
+	*generated = *out
+	return nil
+}
+
+// scopeWebhooks applies the scope to the installed configurations, once at
+// startup. A configuration that isn't installed (webhooks served for a
+// test without one, or installed under other names) is left alone. reader
+// reads from the API server: the versions written must be current.
+func scopeWebhooks(ctx context.Context, reader client.Reader, writer client.Writer, s webhookScope) error {
+	genMutating, err := config.MutatingWebhooks()
+	if err != nil {
+		return err
+	}
+	genValidating, err := config.ValidatingWebhooks()
+	if err != nil {
+		return err
+	}
+	mutating := &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: config.MutatingWebhookConfigurationName}}
+	err = scopeConfiguration(ctx, reader, writer, s, mutating, &mutating.Webhooks, genMutating[0].Webhooks,
+		func(w *admissionv1.MutatingWebhook) entry {
+			return entry{name: &w.Name, namespaces: &w.NamespaceSelector, client: &w.ClientConfig}
+		})
+	if err != nil {
+		return err
+	}
+	validating := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: config.ValidatingWebhookConfigurationName}}
+	return scopeConfiguration(ctx, reader, writer, s, validating, &validating.Webhooks, genValidating[0].Webhooks,
+		func(w *admissionv1.ValidatingWebhook) entry {
+			return entry{name: &w.Name, namespaces: &w.NamespaceSelector, client: &w.ClientConfig}
+		})
+}
+
+// scopeConfiguration reads one configuration into obj (whose webhooks is
+// its list), scopes it and writes it back if that changed anything.
+func scopeConfiguration[W any](ctx context.Context, reader client.Reader, writer client.Writer, s webhookScope,
+	obj client.Object, webhooks *[]W, generated []W, view func(*W) entry) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		scoped, changed, err := scopeEntries(s, *webhooks, generated, view)
+		if err != nil || !changed {
+			return err
+		}
+		*webhooks = scoped
+		return writer.Update(ctx, obj)
+	})
+	if err != nil {
+		return fmt.Errorf("scoping webhook configuration %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
