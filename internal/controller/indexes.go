@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // Field indexes on the manager's cache, so that "who references X" is a
@@ -46,8 +47,12 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 			return []string{string(o.(*kueue.Workload).Spec.QueueName)}
 		}},
 		{&kueue.Workload{}, indexWorkloadReservedIn, func(o client.Object) []string {
-			if adm := o.(*kueue.Workload).Status.Admission; adm != nil {
-				return []string{string(adm.ClusterQueue)}
+			// Only workloads that hold quota: a finished one keeps its
+			// admission in status, and must not keep a deleted
+			// ClusterQueue from going.
+			wl := o.(*kueue.Workload)
+			if wl.Status.Admission != nil && !workload.IsFinished(wl) {
+				return []string{string(wl.Status.Admission.ClusterQueue)}
 			}
 			return nil
 		}},

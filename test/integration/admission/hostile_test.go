@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/test/integration/framework"
@@ -75,4 +77,71 @@ func TestAmountsBeyondInt64AreRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deleteAndWait deletes obj and waits until it is gone (finalizers done).
+func deleteAndWait(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := cluster.Client.Delete(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, obj.GetName()+" to be gone", func(ctx context.Context) (bool, error) {
+		err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// Queue objects deleted and created again under the same name (at
+// generation 1 again) are new objects: the workloads that waited for them
+// are admitted at once, not left parked until some unrelated change.
+func TestQueueObjectsCreatedAgainUnderTheSameName(t *testing.T) {
+	rf := cluster.Unique("rf")
+	cluster.MustCreate(t, flavor(rf, nil))
+
+	t.Run("LocalQueue", func(t *testing.T) {
+		ns, cq := namespace(t, nil), cluster.Unique("cq")
+		cluster.MustCreate(t, clusterQueue(cq, "", fq{flavor: rf, nominal: "4"}), localQueue(ns, "lq", cq))
+		first := newWorkload(ns, "first", "lq", 0, 1, "1")
+		cluster.MustCreate(t, first)
+		waitAdmitted(t, first)
+		deleteAndWait(t, localQueue(ns, "lq", cq))
+		waiting := newWorkload(ns, "waiting", "lq", 0, 1, "1")
+		cluster.MustCreate(t, waiting)
+		waitPending(t, waiting, kueue.ReasonPending, "LocalQueue lq doesn't exist")
+		cluster.MustCreate(t, localQueue(ns, "lq", cq))
+		waitAdmitted(t, waiting)
+	})
+
+	t.Run("ClusterQueue", func(t *testing.T) {
+		ns, cq := namespace(t, nil), cluster.Unique("cq")
+		cluster.MustCreate(t, clusterQueue(cq, "", fq{flavor: rf, nominal: "4"}), localQueue(ns, "lq", cq))
+		first := newWorkload(ns, "first", "lq", 0, 1, "1")
+		cluster.MustCreate(t, first)
+		waitAdmitted(t, first)
+		finish(t, first)
+		deleteAndWait(t, clusterQueue(cq, "", fq{flavor: rf, nominal: "4"}))
+		waiting := newWorkload(ns, "waiting", "lq", 0, 1, "1")
+		cluster.MustCreate(t, waiting)
+		waitPending(t, waiting, kueue.ReasonPending, "ClusterQueue "+cq+" of LocalQueue lq doesn't exist")
+		cluster.MustCreate(t, clusterQueue(cq, "", fq{flavor: rf, nominal: "4"}))
+		waitAdmitted(t, waiting)
+	})
+
+	t.Run("Cohort", func(t *testing.T) {
+		ns, cq, cohort := namespace(t, nil), cluster.Unique("cq"), cluster.Unique("cohort")
+		pool := func() *kueue.Cohort {
+			return &kueue.Cohort{ObjectMeta: metav1.ObjectMeta{Name: cohort},
+				Spec: kueue.CohortSpec{ResourceGroups: cpuGroup(fq{flavor: rf, nominal: "4"})}}
+		}
+		cluster.MustCreate(t, pool(), clusterQueue(cq, cohort, fq{flavor: rf, nominal: "0"}), localQueue(ns, "lq", cq))
+		first := newWorkload(ns, "first", "lq", 0, 1, "1")
+		cluster.MustCreate(t, first)
+		waitAdmitted(t, first)
+		deleteAndWait(t, pool())
+		waiting := newWorkload(ns, "waiting", "lq", 0, 1, "1")
+		cluster.MustCreate(t, waiting)
+		waitPending(t, waiting, kueue.ReasonExceedsMaxQuota)
+		cluster.MustCreate(t, pool())
+		waitAdmitted(t, waiting)
+	})
 }
