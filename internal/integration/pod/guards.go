@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -143,4 +144,24 @@ func selects(owner client.Object, p *corev1.Pod) bool {
 	}
 	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
 	return err == nil && sel.Matches(labels.Set(p.Labels))
+}
+
+// validateSameRequests refuses an in-place resize (pods/resize) of a Pod
+// sluice queues: its Workload holds the quota of the requests it was
+// created with, and larger ones would run beyond it.
+func validateSameRequests(oldPod, newPod *corev1.Pod) field.ErrorList {
+	if oldPod.Labels[kueue.ManagedLabel] != "true" {
+		return nil
+	}
+	var errs field.ErrorList
+	for i := range newPod.Spec.Containers {
+		if i >= len(oldPod.Spec.Containers) {
+			break
+		}
+		if !equality.Semantic.DeepEqual(oldPod.Spec.Containers[i].Resources, newPod.Spec.Containers[i].Resources) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "containers").Index(i).Child("resources"),
+				"can't change on a Pod sluice queues: its Workload holds the quota of the requests it was admitted with; create a new Pod instead"))
+		}
+	}
+	return errs
 }

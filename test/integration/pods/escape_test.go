@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -149,4 +150,20 @@ func victimQueue(t *testing.T, wl *kueue.Workload) string {
 		t.Fatal(err)
 	}
 	return string(current.Status.Admission.ClusterQueue)
+}
+
+// An in-place resize of a running queued Pod would take more than its
+// admission: refused.
+func TestQueuedPodCannotBeResized(t *testing.T) {
+	ns, _ := newQueue(t, "2")
+	p := newPod(ns, "lq")
+	cluster.MustCreate(t, p)
+	running := waitPod(t, p, "to be admitted", ungated)
+	running.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	running.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	err := cluster.Client.SubResource("resize").Update(context.Background(), running)
+	expectRefused(t, err, "spec.containers[0].resources")
+	if !strings.Contains(err.Error(), "holds the quota of the requests it was admitted with") {
+		t.Errorf("refused, but not by sluice: %v", err)
+	}
 }
