@@ -14,12 +14,24 @@ K8S_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) 
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 CONTROLLER_GEN := go tool controller-gen
 GO_TEST_FLAGS ?= -count=1 -timeout 45m
+# The unit and integration suites run with the race detector; the e2e suite
+# runs the real binary (built without it) and gains nothing from it.
+RACE        ?= -race
+RACE_PKGS   := ./apis/... ./internal/... ./cmd/... ./config/... ./test/integration/...
+LINT        := $(BIN)/golangci-lint
+LINT_MOD    := hack/lint/go.mod hack/lint/go.sum
+# Fuzz targets (package:function); make test runs their seed corpora, make
+# fuzz explores each for FUZZ_TIME.
+FUZZ_TIME   ?= 1m
+FUZZ_TARGETS := internal/quota:FuzzSaturatingArithmetic internal/quota:FuzzTreeChargeAvailable \
+  internal/workload:FuzzPodRequests internal/scheduler:FuzzScheduleCycle internal/webhook:FuzzValidators \
+  internal/integration/job:FuzzValidateJob internal/integration/pod:FuzzValidatePod
 # Where `make dev` keeps its data; `make dev DEV_FLAGS=--keep` keeps it on exit.
 DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
 BENCH       ?= baseline
 
-.PHONY: all build tools generate verify test test-unit test-integration test-e2e dev bench bench-properties fmt vet clean
+.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz dev bench bench-properties fmt vet clean
 
 all: build
 
@@ -62,22 +74,37 @@ generate:
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac
 
-## verify: generated files are current, code is formatted and vetted
-verify: generate
+## verify: generated files are current, code is formatted, vetted and linted
+verify: generate lint
 	@if [ -n "$$(git status --porcelain -- apis config)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- apis config; exit 1; fi
 	@if [ -n "$$(gofmt -l $$(git ls-files '*.go'))" ]; then echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; fi
 	go vet ./...
 
+## lint: golangci-lint (.golangci.yaml), built from Go modules by hack/lint
+lint: $(LINT)
+	$(LINT) run ./...
+
+$(LINT): $(LINT_MOD)
+	@echo ">> building golangci-lint from Go modules (a few minutes on a cold Go build cache)"
+	cd hack/lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
 test: tools
-	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
+	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 test-unit:
-	go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./cmd/... ./config/...
+	go test $(GO_TEST_FLAGS) $(RACE) ./apis/... ./internal/... ./cmd/... ./config/...
 
 test-integration: tools
-	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/integration/...
+	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
+
+## fuzz: explore every fuzz target for FUZZ_TIME each (make test runs only their seed corpora)
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=./$${t%%:*}; name=$${t##*:}; \
+	  echo ">> $$name in $$pkg for $(FUZZ_TIME)"; \
+	  go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
 test-e2e: tools
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...

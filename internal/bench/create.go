@@ -31,9 +31,7 @@ func createOnSchedule(ctx context.Context, c client.Client, ns string, plan []Pl
 		requests int64
 	)
 	for range max(1, creators) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range jobs {
 				if before != nil {
 					before(i, time.Now())
@@ -50,7 +48,7 @@ func createOnSchedule(ctx context.Context, c client.Client, ns string, plan []Pl
 					created(i, wl)
 				}
 			}
-		}()
+		})
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()

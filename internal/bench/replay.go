@@ -31,15 +31,13 @@ func replayCeiling(ctx context.Context, c client.Client, plan []PlannedWorkload,
 	toAdmit := make(chan createdWorkload, n)
 	var wg sync.WaitGroup
 	for range controller.AdmissionWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for cw := range toAdmit {
 				if err := writeReplayAdmission(ctx, c, cw.wl, plan[cw.i]); err != nil {
 					cancel(err)
 				}
 			}
-		}()
+		})
 	}
 	start := time.Now()
 	_, err := createOnSchedule(ctx, c, replayNamespace, plan, creators, start, nil,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,11 +180,9 @@ func runScenario(ctx context.Context, cp *controlPlane, c client.Client, cs kube
 	var progress sync.WaitGroup
 	progressDone := make(chan struct{})
 	if opts.Progress != nil {
-		progress.Add(1)
-		go func() {
-			defer progress.Done()
+		progress.Go(func() {
 			reportProgress(opts.Progress, t, len(plan.Workloads), obs.start, progressDone)
-		}()
+		})
 	}
 	defer func() { close(progressDone); progress.Wait() }()
 
@@ -225,9 +224,7 @@ func runScenario(ctx context.Context, cp *controlPlane, c client.Client, cs kube
 		}
 	}
 	notManagers := writeCounts{}
-	for k, v := range before {
-		notManagers[k] = v
-	}
+	maps.Copy(notManagers, before)
 	notManagers[writeKey("POST", "workloads", kueue.GroupVersion.Group, "")] += float64(creates)
 	notManagers[writeKey("PATCH", "workloads", kueue.GroupVersion.Group, "status")] += float64(t.finishWrites.Load())
 	return t, notManagers, nil
@@ -256,15 +253,13 @@ func createAll(ctx context.Context, c client.Client, objs []client.Object) error
 	next := make(chan client.Object)
 	var wg sync.WaitGroup
 	for range DefaultCreators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for obj := range next {
 				if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 					cancel(fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err))
 				}
 			}
-		}()
+		})
 	}
 	for _, obj := range objs {
 		select {

@@ -405,12 +405,8 @@ func (c *Cache) snapshot(withCandidates bool) *scheduler.Snapshot {
 		NamespaceLabels: make(map[string]labels.Set, len(c.namespaces)),
 		FairSharing:     c.fairSharing,
 	}
-	for name, rf := range c.flavors {
-		snap.Flavors[name] = rf
-	}
-	for name, l := range c.namespaces {
-		snap.NamespaceLabels[name] = l
-	}
+	maps.Copy(snap.Flavors, c.flavors)
+	maps.Copy(snap.NamespaceLabels, c.namespaces)
 	for key, lq := range c.localQueues {
 		snap.LocalQueues[key] = &scheduler.LocalQueue{
 			ClusterQueue: string(lq.Spec.ClusterQueue),

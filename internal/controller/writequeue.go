@@ -141,9 +141,7 @@ func (q *writeQueue) written(d scheduler.Decision, admission bool) {
 func (q *writeQueue) run(ctx context.Context, n int, writeAdmission, writeVerdict func(context.Context, scheduler.Decision)) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range max(1, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				d, admission, ok := q.next()
 				switch {
@@ -157,7 +155,7 @@ func (q *writeQueue) run(ctx context.Context, n int, writeAdmission, writeVerdic
 					q.written(d, false)
 				}
 			}
-		}()
+		})
 	}
 	return &wg
 }

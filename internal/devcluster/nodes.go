@@ -3,6 +3,7 @@ package devcluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,7 +82,7 @@ func parseNodeGroups(spec string) ([]nodeGroup, error) {
 
 func splitList(s string) []string {
 	var out []string
-	for _, item := range strings.Split(s, ",") {
+	for item := range strings.SplitSeq(s, ",") {
 		if item = strings.TrimSpace(item); item != "" {
 			out = append(out, item)
 		}
@@ -112,9 +113,7 @@ func buildNodes(opts NodeOptions) ([]*corev1.Node, error) {
 		g := groups[i*len(groups)/opts.Count]
 		name := fmt.Sprintf("sluice-node-%d", i)
 		labels := map[string]string{corev1.LabelHostname: name, "type": "kwok"}
-		for k, v := range g.labels {
-			labels[k] = v
-		}
+		maps.Copy(labels, g.labels)
 		nodes = append(nodes, &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{kwokNodeAnnotation: "fake"}},
 			Spec:       corev1.NodeSpec{Taints: append([]corev1.Taint(nil), g.taints...)},

@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/internal/childproc"
@@ -60,7 +61,7 @@ func (s *supervisor) died() error {
 
 // stopAll stops the components, last started first.
 func (s *supervisor) stopAll() {
-	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].Stop(componentStopGrace)
+	for _, v := range slices.Backward(s.procs) {
+		v.Stop(componentStopGrace)
 	}
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"math"
 	"math/big"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -164,8 +165,8 @@ func FuzzTreeChargeAvailable(f *testing.F) {
 				t.Fatalf("the cohort's pool is used %d beyond its quota %d", co.Usage(cpu), co.SubtreeQuota(cpu))
 			}
 		}
-		for i := len(done) - 1; i >= 0; i-- {
-			done[i].node.Charge(cpu, -done[i].amount)
+		for _, d := range slices.Backward(done) {
+			d.node.Charge(cpu, -d.amount)
 		}
 		for _, n := range []*Node{a, b, co} {
 			if n.Usage(cpu) != 0 {

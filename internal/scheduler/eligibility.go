@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/go-logr/logr"
@@ -100,10 +101,5 @@ func requirementHolds(expr corev1.NodeSelectorRequirement, value string) bool {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }

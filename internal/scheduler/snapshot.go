@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -87,10 +89,8 @@ type LocalQueue struct {
 // covers tells which group of the queue covers a resource.
 func (cq *ClusterQueue) groupOf(name corev1.ResourceName) int {
 	for i, g := range cq.Groups {
-		for _, r := range g.Resources {
-			if r == name {
-				return i
-			}
+		if slices.Contains(g.Resources, name) {
+			return i
 		}
 	}
 	return -1

@@ -74,7 +74,7 @@ func selectVictims(ordered []*Candidate, fits func(chosen []*Candidate) bool) []
 // putBackUnneeded drops from chosen, latest first, every victim without
 // which fits still holds.
 func putBackUnneeded(chosen []*Candidate, fits func(chosen []*Candidate) bool) []*Candidate {
-	for i := len(chosen) - 1; i >= 0; i-- {
+	for i := range slices.Backward(chosen) {
 		if without := slices.Concat(chosen[:i], chosen[i+1:]); fits(without) {
 			chosen = without
 		}

@@ -217,7 +217,8 @@ func killAndExpectStop(t *testing.T, component, wantMessage string) {
 	case <-time.After(time.Minute):
 		_ = d.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
-		case <-d.exited:
+		case err := <-d.exited:
+			t.Logf("sluice dev exited on SIGQUIT: %v", err)
 		case <-time.After(10 * time.Second):
 			_ = d.cmd.Process.Kill()
 		}

@@ -53,7 +53,7 @@ fairSharing: {enable: true, preemptionStrategies: [LessThanOrEqualToFinalShare, 
 			if *c.Namespace != "kueue-system" || !c.ManageJobsWithoutQueueName || *c.ClientConnection.QPS != 50 {
 				t.Errorf("values not read: %+v", c)
 			}
-			if c.WaitForPodsReady.Timeout == nil || c.WaitForPodsReady.Timeout.Duration.Minutes() != 5 {
+			if c.WaitForPodsReady.Timeout == nil || c.WaitForPodsReady.Timeout.Minutes() != 5 {
 				t.Errorf("waitForPodsReady.timeout default missing: %+v", c.WaitForPodsReady)
 			}
 			if c.LeaderElection.ResourceNamespace != "kueue-system" {

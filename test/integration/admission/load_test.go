@@ -73,15 +73,13 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 	work := make(chan *kueue.Workload)
 	errs := make(chan error, workloads)
 	for range creators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for wl := range work {
 				if err := cluster.Client.Create(context.Background(), wl); err != nil {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	for _, wl := range all {
 		work <- wl

@@ -75,7 +75,7 @@ func TestFullObjectsRoundTrip(t *testing.T) {
 func TestKueueManifestsApplyUnchanged(t *testing.T) {
 	ctx := context.Background()
 	for _, obj := range readObjects(t, "testdata/kueue/queues.yaml") {
-		if err := cluster.Client.Patch(ctx, obj, client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
+		if err := cluster.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("kubectl"), client.ForceOwnership); err != nil {
 			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
 			continue
 		}

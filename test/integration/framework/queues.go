@@ -159,7 +159,7 @@ func (c *Cluster) WaitPreempted(t testing.TB, wl *kueue.Workload, reason string)
 		evicted := meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadEvicted)
 		preempted = meta.FindStatusCondition(current.Status.Conditions, kueue.WorkloadPreempted)
 		if evicted == nil || evicted.Reason != kueue.EvictedByPreemption || preempted == nil || preempted.Reason != reason || current.Status.Admission != nil {
-			return false, fmt.Errorf("Evicted %+v, Preempted %+v, admission %v", evicted, preempted, current.Status.Admission)
+			return false, fmt.Errorf("evicted %+v, preempted %+v, admission %v", evicted, preempted, current.Status.Admission)
 		}
 		return true, nil
 	})

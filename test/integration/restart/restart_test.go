@@ -84,15 +84,13 @@ func TestRestartMidBurst(t *testing.T) {
 	var created sync.WaitGroup
 	next := make(chan int)
 	for range 8 {
-		created.Add(1)
-		go func() {
-			defer created.Done()
+		created.Go(func() {
 			for i := range next {
 				if err := c.Create(ctx, workload(i)); err != nil {
 					t.Errorf("creating workload %d: %v", i, err)
 				}
 			}
-		}()
+		})
 	}
 	for i := range workloads {
 		if i == workloads/3 {
