@@ -27,10 +27,7 @@ func TestRaisedParallelismOfARunningJobStopsAndRequeues(t *testing.T) {
 	q := newQueue(t, "2", false)
 	j := newJob(q.ns, "lq", 1, "1")
 	j.Spec.Completions = ptr.To(int32(12))
-	cluster.MustCreate(t, j)
-	waitWorkload(t, j, "to be admitted", admitted)
-	waitJob(t, j, "to run", running)
-	startPods(t, j, 1)
+	runJob(t, j, 1)
 
 	update(t, j, func() { j.Spec.Parallelism = ptr.To(int32(6)) })
 	// The update itself came back suspended: the Job controller never saw
@@ -70,10 +67,7 @@ func TestRaisedParallelismOfARunningJobStopsAndRequeues(t *testing.T) {
 func TestLoweredParallelismOfARunningJobIsReclaimable(t *testing.T) {
 	q := newQueue(t, "4", false)
 	j := newJob(q.ns, "lq", 4, "1")
-	cluster.MustCreate(t, j)
-	waitWorkload(t, j, "to be admitted", admitted)
-	waitJob(t, j, "to run", running)
-	startPods(t, j, 4)
+	runJob(t, j, 4)
 	update(t, j, func() { j.Spec.Parallelism = ptr.To(int32(1)) })
 	waitWorkload(t, j, "to report 3 reclaimable pods", func(wl *kueue.Workload) error {
 		if len(wl.Status.ReclaimablePods) != 1 || wl.Status.ReclaimablePods[0].Count != 3 {
@@ -136,10 +130,7 @@ func jobPod(t *testing.T, j *batchv1.Job) *corev1.Pod {
 func TestDeletedJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 	q := newQueue(t, "2", false)
 	j := newJob(q.ns, "lq", 2, "1")
-	cluster.MustCreate(t, j)
-	waitWorkload(t, j, "to be admitted", admitted)
-	waitJob(t, j, "to run", running)
-	startPods(t, j, 2)
+	runJob(t, j, 2)
 	pods := []*corev1.Pod{jobPod(t, j), jobPod(t, j)}
 
 	if err := cluster.Client.Delete(context.Background(), getJob(t, j), client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
@@ -179,10 +170,7 @@ func TestDeletedJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 func TestDeletedWorkloadOfARunningJobStopsItFirst(t *testing.T) {
 	q := newQueue(t, "1", false)
 	j := newJob(q.ns, "lq", 1, "1")
-	cluster.MustCreate(t, j)
-	wl := waitWorkload(t, j, "to be admitted", admitted)
-	waitJob(t, j, "to run", running)
-	startPods(t, j, 1)
+	wl := runJob(t, j, 1)
 	other := newJob(q.ns, "lq", 1, "1")
 	cluster.MustCreate(t, other)
 	waitWorkload(t, other, "to wait", pending)
@@ -202,6 +190,17 @@ func TestDeletedWorkloadOfARunningJobStopsItFirst(t *testing.T) {
 		current.Status.Active, current.Status.Ready, current.Status.StartTime = 0, ptr.To(int32(0)), nil
 	})
 	waitWorkload(t, other, "to take the freed quota", admitted)
+}
+
+// runJob creates a queued Job and plays its controller starting pods
+// pods once it is admitted; it returns the admitted Workload.
+func runJob(t *testing.T, j *batchv1.Job, pods int32) *kueue.Workload {
+	t.Helper()
+	cluster.MustCreate(t, j)
+	wl := waitWorkload(t, j, "to be admitted", admitted)
+	waitJob(t, j, "to run", running)
+	startPods(t, j, pods)
+	return wl
 }
 
 // getWorkloadOf is the Job's Workload, or nil when there is none.
