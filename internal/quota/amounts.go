@@ -3,6 +3,7 @@ package quota
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -42,13 +43,21 @@ func (a Amounts) Sub(other Amounts) {
 var MaxQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
 
 // CheckQuantity says what is wrong with a quantity as a quota or a
-// request: negative, or beyond MaxQuantity. It returns "" when it is fine.
+// request: negative, beyond MaxQuantity, or with more digits than a
+// float64 can place. It returns "" when it is fine.
 func CheckQuantity(q resource.Quantity) string {
-	switch {
-	case q.Sign() < 0:
+	tooLarge := fmt.Sprintf("must be at most %s (what sluice can count in thousandths of a unit)", MaxQuantity.String())
+	switch sizeOf(q) {
+	case negative:
 		return "must be greater than or equal to 0"
-	case q.Cmp(MaxQuantity) > 0:
-		return fmt.Sprintf("must be at most %s (what sluice can count in thousandths of a unit)", MaxQuantity.String())
+	case huge:
+		return tooLarge
+	case unreadable:
+		return "has more digits than sluice can count: write it with fewer"
+	case ordinary:
+		if q.Cmp(MaxQuantity) > 0 {
+			return tooLarge
+		}
 	}
 	return ""
 }
@@ -56,11 +65,17 @@ func CheckQuantity(q resource.Quantity) string {
 // ToAmount converts a quantity to sluice's exact integer unit for the
 // resource: thousandths of a core for cpu, whole units (rounded up) for
 // everything else, as Kubernetes accounts them. A negative quantity counts
-// as 0 and one too large for int64 as MaxInt64 (never as a wrapped value):
-// the webhooks refuse both, this is the last line.
+// as 0, one too large for int64 (or unreadable) as MaxInt64, and a
+// positive one too small to see as 1 (rounded up): never a wrapped value.
+// The webhooks refuse the out-of-range ones; this is the last line.
 func ToAmount(name corev1.ResourceName, q resource.Quantity) int64 {
-	if q.Sign() <= 0 {
+	switch sizeOf(q) {
+	case negative, zero:
 		return 0
+	case tiny:
+		return 1
+	case huge, unreadable:
+		return math.MaxInt64
 	}
 	if name == corev1.ResourceCPU {
 		if q.Cmp(MaxQuantity) > 0 {
@@ -72,6 +87,44 @@ func ToAmount(name corev1.ResourceName, q resource.Quantity) int64 {
 		return math.MaxInt64
 	}
 	return q.Value()
+}
+
+// size sorts quantities by magnitude, cheaply.
+type size int
+
+const (
+	negative size = iota
+	zero
+	tiny // positive, below a thousandth
+	ordinary
+	huge // beyond any int64 amount
+	unreadable
+)
+
+// sizeOf tells a quantity's magnitude from its float64 approximation,
+// which costs the same whatever its exponent. Exact comparisons and
+// scaled values of a quantity the API accepts, like 1e50525050, build
+// numbers of millions of digits and take seconds (fuzzing found it): they
+// are used only on ordinary sizes, where the exponent is small.
+func sizeOf(q resource.Quantity) size {
+	f := q.AsApproximateFloat64()
+	switch {
+	case math.IsNaN(f):
+		// A mantissa beyond float64 times an exponent that takes it back.
+		return unreadable
+	case f < 0:
+		return negative
+	case f == 0:
+		if q.Sign() > 0 {
+			return tiny // so small that float64 underflows
+		}
+		return zero
+	case f < 1e-3:
+		return tiny
+	case f > 1e20: // int64 holds 9.2e18 whole units
+		return huge
+	}
+	return ordinary
 }
 
 // maxWholeQuantity is the largest quantity whose Value() fits in int64.
@@ -93,4 +146,17 @@ func ToQuantity(name corev1.ResourceName, v int64) resource.Quantity {
 func Format(name corev1.ResourceName, v int64) string {
 	q := ToQuantity(name, v)
 	return q.String()
+}
+
+// SlowToParse tells a quantity string whose exponent has more than four
+// digits. apimachinery's ParseQuantity takes seconds on some of them
+// (1e-50525050: about 19 s, in its own code, for the API server too); the
+// fuzz targets skip them to spend their time on sluice's code.
+func SlowToParse(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	digits := strings.TrimLeft(s[i+1:], "+-")
+	return len(digits) > 4
 }

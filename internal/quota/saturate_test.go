@@ -62,18 +62,22 @@ func TestToAmountNeverWraps(t *testing.T) {
 		{corev1.ResourceCPU, "9223372036854775807", math.MaxInt64},
 		{corev1.ResourceCPU, "1e300", math.MaxInt64},
 		{corev1.ResourceCPU, "-2", 0},
+		// Exponents the API accepts: answered at once, not in seconds.
+		{corev1.ResourceCPU, "1e50525050", math.MaxInt64},
+		{corev1.ResourceMemory, "1.5e50525050", math.MaxInt64},
+		{corev1.ResourceMemory, "-1e50525050", 0},
 	}
 	for _, tc := range cases {
 		if got := ToAmount(tc.name, resource.MustParse(tc.quantity)); got != tc.want {
 			t.Errorf("ToAmount(%s, %s) = %d, want %d", tc.name, tc.quantity, got, tc.want)
 		}
 	}
-	for _, q := range []string{"-1", "9223372036854776", "10Ei"} {
+	for _, q := range []string{"-1", "9223372036854776", "10Ei", "1e50525050", "-1e50525050"} {
 		if CheckQuantity(resource.MustParse(q)) == "" {
 			t.Errorf("CheckQuantity(%s) accepted it", q)
 		}
 	}
-	for _, q := range []string{"0", "8Pi", "9223372036854775"} {
+	for _, q := range []string{"0", "8Pi", "9223372036854775", "1e-50"} {
 		if why := CheckQuantity(resource.MustParse(q)); why != "" {
 			t.Errorf("CheckQuantity(%s) refused it: %s", q, why)
 		}
@@ -174,4 +178,13 @@ func FuzzTreeChargeAvailable(f *testing.F) {
 			}
 		}
 	})
+}
+
+// SlowToParse is used by the fuzz targets, not by sluice: see its doc.
+func TestSlowToParse(t *testing.T) {
+	for s, want := range map[string]bool{"1e-50525050": true, "1E+99999": true, "1e9999": false, "4Ei": false, "1.5e-3": false} {
+		if got := SlowToParse(s); got != want {
+			t.Errorf("SlowToParse(%q) = %v, want %v", s, got, want)
+		}
+	}
 }
