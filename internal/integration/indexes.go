@@ -33,21 +33,23 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer, kinds []Kind
 			return fmt.Errorf("indexing %s by prebuilt Workload: %w", k.GVK.Kind, err)
 		}
 	}
-	err := indexer.IndexField(ctx, &kueue.Workload{}, IndexWorkloadOwner, func(o client.Object) []string {
-		owner := metav1.GetControllerOf(o)
-		if owner == nil {
-			return nil
-		}
-		gv, err := schema.ParseGroupVersion(owner.APIVersion)
-		if err != nil {
-			return nil
-		}
-		return []string{gv.Group + "/" + owner.Kind + "/" + owner.Name}
-	})
-	if err != nil {
+	if err := indexer.IndexField(ctx, &kueue.Workload{}, IndexWorkloadOwner, WorkloadOwnerKeys); err != nil {
 		return fmt.Errorf("indexing Workloads by owner: %w", err)
 	}
 	return nil
+}
+
+// WorkloadOwnerKeys are the IndexWorkloadOwner keys of a Workload.
+func WorkloadOwnerKeys(o client.Object) []string {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return nil
+	}
+	return []string{gv.Group + "/" + owner.Kind + "/" + owner.Name}
 }
 
 func ownerKey(kind Kind, name string) string {
