@@ -162,6 +162,8 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 // cycle decides and hands the writes to the writers.
 func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
 	started := time.Now()
+	// Before the snapshot: a requeue after it voids its park verdicts.
+	requeues := s.State.Queues.Requeues()
 	snap := s.State.Cache.Snapshot()
 	pending := s.State.Queues.Pending()
 	if len(pending) == 0 {
@@ -190,7 +192,7 @@ func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
 			s.refreshLater(d.Info.Key)
 		}
 		if d.Park {
-			s.State.Queues.Park(d.Info)
+			s.State.Queues.Park(d.Info, requeues)
 		}
 	}
 	s.queuedMu.Lock()

@@ -14,6 +14,14 @@ type Manager struct {
 	mu      sync.Mutex
 	pending map[string]*workload.Info
 	parked  map[string]*workload.Info
+	// requeues counts the calls of RequeueParked; woken holds, for each
+	// pending workload a requeue would have moved had it been parked, the
+	// count at that requeue. A cycle evaluates a snapshot taken at some
+	// count: a workload woken after it must not be parked with a verdict
+	// the change may have voided (the change came while it was pending,
+	// so nothing would requeue it again).
+	requeues uint64
+	woken    map[string]uint64
 	// wake is signalled (without blocking) when there may be work.
 	wake chan struct{}
 }
@@ -23,6 +31,7 @@ func NewManager() *Manager {
 	return &Manager{
 		pending: map[string]*workload.Info{},
 		parked:  map[string]*workload.Info{},
+		woken:   map[string]uint64{},
 		wake:    make(chan struct{}, 1),
 	}
 }
@@ -51,6 +60,7 @@ func (m *Manager) AddOrUpdate(info *workload.Info) {
 		return
 	}
 	delete(m.parked, info.Key)
+	delete(m.woken, info.Key)
 	m.pending[info.Key] = info
 	m.mu.Unlock()
 	m.Signal()
@@ -61,18 +71,35 @@ func (m *Manager) Delete(key string) {
 	m.mu.Lock()
 	delete(m.pending, key)
 	delete(m.parked, key)
+	delete(m.woken, key)
 	m.mu.Unlock()
 }
 
-// Park sets a workload aside until something changes, if it is still the
-// version that was evaluated.
-func (m *Manager) Park(info *workload.Info) {
+// Requeues is the count of requeues so far: read it before the snapshot a
+// cycle evaluates, and give it to Park.
+func (m *Manager) Requeues() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if current, ok := m.pending[info.Key]; ok && current == info {
-		delete(m.pending, info.Key)
-		m.parked[info.Key] = info
+	return m.requeues
+}
+
+// Park sets a workload aside until something changes, if it is still the
+// version that was evaluated and nothing that would have requeued it
+// happened since seen (the Requeues count the verdict's snapshot was taken
+// at): then it stays pending for the next cycle.
+func (m *Manager) Park(info *workload.Info, seen uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	current, ok := m.pending[info.Key]
+	if !ok || current != info {
+		return
 	}
+	if m.woken[info.Key] > seen {
+		return
+	}
+	delete(m.pending, info.Key)
+	delete(m.woken, info.Key)
+	m.parked[info.Key] = info
 }
 
 // RequeueParked returns parked workloads to the queue; keep selects which
@@ -80,10 +107,16 @@ func (m *Manager) Park(info *workload.Info) {
 // parked, yet the change that called for this may let it fit.
 func (m *Manager) RequeueParked(keep func(*workload.Info) bool) {
 	m.mu.Lock()
+	m.requeues++
 	for key, info := range m.parked {
 		if keep == nil || keep(info) {
 			delete(m.parked, key)
 			m.pending[key] = info
+		}
+	}
+	for key, info := range m.pending {
+		if keep == nil || keep(info) {
+			m.woken[key] = m.requeues
 		}
 	}
 	m.mu.Unlock()

@@ -31,7 +31,7 @@ func TestParkAndRequeue(t *testing.T) {
 	m.AddOrUpdate(a)
 	m.AddOrUpdate(b)
 	<-m.Wake()
-	m.Park(a)
+	m.Park(a, m.Requeues())
 	if got := m.Pending(); len(got) != 1 || got[0] != b {
 		t.Fatalf("pending after parking a: %v", got)
 	}
@@ -41,7 +41,7 @@ func TestParkAndRequeue(t *testing.T) {
 	// Parking an outdated version does nothing.
 	b2 := info("ns/b", 5, 0)
 	m.AddOrUpdate(b2)
-	m.Park(b)
+	m.Park(b, m.Requeues())
 	if got := m.Pending(); len(got) != 1 || got[0] != b2 {
 		t.Fatalf("a stale park moved the new version: %v", got)
 	}
@@ -68,5 +68,28 @@ func TestParkAndRequeue(t *testing.T) {
 		if i.Key == "ns/a" {
 			t.Fatal("deleted workload still waits")
 		}
+	}
+}
+
+// A cycle evaluates a snapshot; a change that requeues (a flavor created,
+// quota freed) may land while it runs and its workload is still pending.
+// Parking it afterwards with the stale verdict would lose the change:
+// nothing would requeue it again.
+func TestParkAfterARequeueDuringTheCycleKeepsItPending(t *testing.T) {
+	m := NewManager()
+	a, b := info("ns/a", 0, 0), info("ns/b", 0, 0)
+	m.AddOrUpdate(a)
+	m.AddOrUpdate(b)
+	seen := m.Requeues() // the cycle's snapshot
+	m.RequeueParked(func(i *workload.Info) bool { return i.Key == "ns/a" })
+	m.Park(a, seen)
+	m.Park(b, seen)
+	if got := m.Pending(); len(got) != 1 || got[0] != a {
+		t.Fatalf("pending %v: a was woken during the cycle and must stay pending; b was not and parks", got)
+	}
+	// The next cycle's verdict parks it.
+	m.Park(a, m.Requeues())
+	if len(m.Pending()) != 0 {
+		t.Fatal("a verdict from after the requeue did not park")
 	}
 }
