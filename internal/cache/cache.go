@@ -200,7 +200,9 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 
 // Assume charges a decided admission before it is written, so the next
 // cycle does not admit beyond quota while the write is in flight.
-func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts) {
+// admittedAt is the decision's time (by the caller's clock: the cache reads
+// none), which orders victims until the written condition replaces it.
+func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts, admittedAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.replaceReservation(info.Key, c.workloads[info.Key], &reservation{
@@ -211,7 +213,7 @@ func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amo
 		admitted:     true,
 		priority:     info.Priority,
 		queueTime:    info.QueueTime,
-		admittedAt:   time.Now(),
+		admittedAt:   admittedAt,
 	})
 }
 

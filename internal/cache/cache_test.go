@@ -2,6 +2,7 @@ package cache
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -58,7 +59,7 @@ func TestSnapshotUsageFollowsReservations(t *testing.T) {
 		wantTotals int
 	}{
 		{"assume w1 in a", func() {
-			c.Assume(&workload.Info{Key: "ns/w1", Namespace: "ns", LocalQueue: "lq"}, "a", quota.Amounts{cpu: 2000})
+			c.Assume(&workload.Info{Key: "ns/w1", Namespace: "ns", LocalQueue: "lq"}, "a", quota.Amounts{cpu: 2000}, time.Unix(0, 0))
 		}, 2000, 0, 1},
 		{"w1 written with the same usage", func() { c.SetReserved(reservedWorkload("w1", "a", "2")) }, 2000, 0, 1},
 		{"w2 reserved in a", func() { c.SetReserved(reservedWorkload("w2", "a", "3")) }, 5000, 0, 1},
@@ -76,5 +77,21 @@ func TestSnapshotUsageFollowsReservations(t *testing.T) {
 		if len(c.usageByQueue) != s.wantTotals {
 			t.Fatalf("after %s: %d queue totals kept (%v), want %d", s.name, len(c.usageByQueue), c.usageByQueue, s.wantTotals)
 		}
+	}
+}
+
+// An assumed admission orders victims (most recently admitted first) by
+// the decision's time, given by the scheduler's clock: the cache reads no
+// clock of its own.
+func TestAssumedAdmissionTimeIsTheDecisions(t *testing.T) {
+	c := New()
+	cq := queueWithCPU("a", "10")
+	cq.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}
+	c.SetClusterQueue(cq, true, "")
+	decided := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	c.Assume(&workload.Info{Key: "ns/w1", Namespace: "ns", LocalQueue: "lq"}, "a", quota.Amounts{cpu: 2000}, decided)
+	candidates := c.Snapshot().Admitted["a"]
+	if len(candidates) != 1 || !candidates[0].AdmittedAt.Equal(decided) {
+		t.Fatalf("candidates %v, want ns/w1 admitted at %v", candidates, decided)
 	}
 }

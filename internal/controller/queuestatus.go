@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -27,6 +28,7 @@ type QueueStatusWriter struct {
 	State              *State
 	Period             time.Duration
 	MaxWritesPerPeriod int
+	Clock              clock.WithTicker
 
 	lastWritten map[string]time.Time
 }
@@ -42,13 +44,13 @@ func (w *QueueStatusWriter) NeedLeaderElection() bool { return true }
 
 // Start writes until ctx ends.
 func (w *QueueStatusWriter) Start(ctx context.Context) error {
-	ticker := time.NewTicker(w.Period)
+	ticker := w.Clock.NewTicker(w.Period)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-ticker.C():
 			w.flush(ctx)
 		}
 	}
@@ -131,7 +133,7 @@ func (w *QueueStatusWriter) writeStalestFirst(updates []statusUpdate) {
 	if w.MaxWritesPerPeriod > 0 && len(updates) > w.MaxWritesPerPeriod {
 		updates = updates[:w.MaxWritesPerPeriod]
 	}
-	now := time.Now()
+	now := w.Clock.Now()
 	for _, u := range updates {
 		u.write()
 		w.lastWritten[u.key] = now

@@ -4,10 +4,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestQueueStatusWritesStalestFirstWithinBudget(t *testing.T) {
-	w := &QueueStatusWriter{MaxWritesPerPeriod: 2, lastWritten: map[string]time.Time{
+	w := &QueueStatusWriter{MaxWritesPerPeriod: 2, Clock: clocktesting.NewFakeClock(time.Unix(400, 0)), lastWritten: map[string]time.Time{
 		"cq/a": time.Unix(300, 0),
 		"cq/b": time.Unix(100, 0),
 		"cq/c": time.Unix(200, 0),

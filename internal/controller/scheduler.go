@@ -161,7 +161,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 
 // cycle decides and hands the writes to the writers.
 func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
-	started := time.Now()
+	started := s.Clock.Now()
 	// Before the snapshot: a requeue after it voids its park verdicts.
 	requeues := s.State.Queues.Requeues()
 	snap := s.State.Cache.Snapshot()
@@ -170,11 +170,11 @@ func (s *Scheduler) cycle(ctx context.Context, writes *writeQueue) {
 		return
 	}
 	decisions := scheduler.Schedule(snap, pending)
-	observeCycle(time.Since(started))
+	observeCycle(s.Clock.Since(started))
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
-			s.State.assume(d.Info, d.ClusterQueue, d.Usage)
+			s.State.assume(d.Info, d.ClusterQueue, d.Usage, s.Clock.Now())
 			admittedWorkloads.Inc()
 			s.dequeueVerdict(d.Info.Key)
 			writes.admit(d)

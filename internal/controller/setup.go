@@ -51,7 +51,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(&Scheduler{Client: c, APIReader: mgr.GetAPIReader(), State: state, Clock: clk, Writers: AdmissionWriters, MessageRefresh: 5 * time.Second, MessageRefreshesPerSecond: 20}); err != nil {
 		return fmt.Errorf("adding the scheduler: %w", err)
 	}
-	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
+	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Clock: clk, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
 		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
 	return nil

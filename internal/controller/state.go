@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -158,10 +159,10 @@ func (s *State) quotaFreed(clusterQueue string) {
 
 // assume charges a decided admission and takes the workload out of the
 // queues, atomically with respect to setPending.
-func (s *State) assume(info *workload.Info, clusterQueue string, usage quota.Amounts) {
+func (s *State) assume(info *workload.Info, clusterQueue string, usage quota.Amounts, now time.Time) {
 	s.admission.Lock()
 	defer s.admission.Unlock()
-	s.Cache.Assume(info, clusterQueue, usage)
+	s.Cache.Assume(info, clusterQueue, usage, now)
 	s.Queues.Delete(info.Key)
 }
 
