@@ -52,7 +52,7 @@ func TestManagerRotatesItsOwnWebhookCertificates(t *testing.T) {
 	}
 	envtestCA := webhookCABundle(t, c)
 
-	stop, err := cluster.StartManager(cfg, manager.Options{EnableWebhooks: true})
+	stop, err := cluster.StartManager(cfg, manager.Options{EnableWebhooks: true, SeveralPerProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}
