@@ -81,24 +81,14 @@ func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.
 	// Only in the managed namespaces, whatever the labels (as Kueue 0.19
 	// does): the webhooks see no others, and a Job they never suspended
 	// must not be queued (and stopped) after it started.
-	ns := &corev1.Namespace{}
-	key := client.ObjectKey{Name: obj.GetNamespace()}
-	err := reader.Get(ctx, key, ns)
-	if apierrors.IsNotFound(err) && p.APIReader != nil {
-		// Created a moment ago, not in the cache yet.
-		err = p.APIReader.Get(ctx, key, ns)
-	}
-	if err != nil {
-		return Decision{}, fmt.Errorf("reading namespace %s: %w", obj.GetNamespace(), err)
-	}
-	if !p.Namespaces.Matches(labels.Set(ns.Labels)) {
-		return Decision{}, nil
+	if managed, err := p.ManagesNamespace(ctx, reader, obj.GetNamespace()); err != nil || !managed {
+		return Decision{}, err
 	}
 	if q := obj.GetLabels()[kueue.QueueNameLabel]; q != "" {
 		return Decision{Managed: true, QueueName: q}, nil
 	}
 	lq := &kueue.LocalQueue{}
-	err = reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
 	switch {
 	case err == nil:
 		return Decision{Managed: true, QueueName: DefaultLocalQueue, Defaulted: true}, nil
@@ -111,6 +101,23 @@ func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.
 // ownedByParent tells whether the object's controller owner is an enabled
 // kind that exists with the UID the reference names (read from the API
 // server: only objects that claim such an owner pay for the read).
+// ManagesNamespace tells whether sluice queues anything in a namespace
+// (managedJobsNamespaceSelector). reader is the manager's cache; a
+// namespace created a moment ago, not in it yet, is read from the API
+// server rather than refused.
+func (p *Policy) ManagesNamespace(ctx context.Context, reader client.Reader, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	key := client.ObjectKey{Name: name}
+	err := reader.Get(ctx, key, ns)
+	if apierrors.IsNotFound(err) && p.APIReader != nil {
+		err = p.APIReader.Get(ctx, key, ns)
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return p.Namespaces.Matches(labels.Set(ns.Labels)), nil
+}
+
 func (p *Policy) ownedByParent(ctx context.Context, obj client.Object) (bool, error) {
 	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" || !OwnedByKind(obj, p.ParentKinds) {
 		return false, nil

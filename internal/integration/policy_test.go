@@ -126,3 +126,27 @@ func TestSamePodSets(t *testing.T) {
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// A namespace created a moment ago may not be in the manager's cache yet:
+// it is read from the API server rather than refused, for a Job (Decide)
+// and for the Pod webhook (ManagesNamespace) alike.
+func TestNamespaceMissingFromTheCacheIsReadFromTheAPI(t *testing.T) {
+	cache := fake.NewClientBuilder().WithScheme(scheme.Scheme).Build()
+	api := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new", Labels: map[string]string{"team": "a"}}}).Build()
+	p, err := NewPolicy(false, &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, []Kind{jobKind}, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed, err := p.ManagesNamespace(context.Background(), cache, "new")
+	if err != nil || !managed {
+		t.Fatalf("ManagesNamespace = %v, %v; want true from the API server", managed, err)
+	}
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "new", Name: "j", Labels: map[string]string{kueue.QueueNameLabel: "lq"}}}
+	if d, err := p.Decide(context.Background(), cache, j); err != nil || !d.Managed {
+		t.Fatalf("Decide = %+v, %v; want queued in lq", d, err)
+	}
+	if _, err := p.ManagesNamespace(context.Background(), cache, "gone"); err == nil {
+		t.Error("a namespace that exists nowhere was not an error")
+	}
+}

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -77,12 +76,8 @@ func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 			return verdict{}, err
 		}
 	}
-	ns := &corev1.Namespace{}
-	if err := w.Reader.Get(ctx, client.ObjectKey{Name: p.Namespace}, ns); err != nil {
-		return verdict{}, fmt.Errorf("reading namespace %s: %w", p.Namespace, err)
-	}
-	if !w.Policy.Namespaces.Matches(labels.Set(ns.Labels)) {
-		return verdict{}, nil
+	if managed, err := w.Policy.ManagesNamespace(ctx, w.Reader, p.Namespace); err != nil || !managed {
+		return verdict{}, err
 	}
 	if owner != nil && optedIn(p) {
 		counted, err := w.countedBy(ctx, p)
