@@ -7,10 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,32 +105,16 @@ func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.E
 // forged reference (to nothing, to another object of that name, or to a
 // Job that doesn't select the Pod) doesn't exempt a Pod from queueing.
 func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool, error) {
-	ref := metav1.GetControllerOf(p)
-	if ref == nil || !integration.OwnedByKind(p, w.Policy.ParentKinds) {
+	if !integration.OwnedByKind(p, w.Policy.ParentKinds) {
 		return false, nil
 	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return false, nil
-	}
-	newObj, ok := walkable[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
-	if !ok {
-		return false, nil
-	}
-	owner := newObj()
-	key := client.ObjectKey{Namespace: p.Namespace, Name: ref.Name}
 	// The cache first (a Job's Pods are created right after it, and the
 	// cache usually has it); the API server when the cache doesn't.
-	for _, reader := range []client.Reader{w.Reader, w.OwnerReader} {
-		err = reader.Get(ctx, key, owner)
-		if err == nil && owner.GetUID() == ref.UID {
-			return selects(owner, p), nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("reading owner %s %s: %w", ref.Kind, ref.Name, err)
-		}
+	owner, err := controllerOwner(ctx, p, w.Reader, w.OwnerReader)
+	if owner == nil || err != nil {
+		return false, err
 	}
-	return false, nil
+	return selects(owner.obj, p), nil
 }
 
 // selects tells whether an owner claims the Pod by its selector, where the

@@ -51,26 +51,45 @@ func ancestors(ctx context.Context, reader client.Reader, obj client.Object) ([]
 		if ref == nil || seen[ref.UID] {
 			break
 		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			break
-		}
-		kind := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
-		newObj, ok := walkable[kind]
-		if !ok {
-			break
-		}
-		owner := newObj()
-		err = reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, owner)
-		if apierrors.IsNotFound(err) || (err == nil && owner.GetUID() != ref.UID) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading owner %s %s: %w", ref.Kind, ref.Name, err)
+		a, err := controllerOwner(ctx, current, reader)
+		if a == nil || err != nil {
+			return out, err
 		}
 		seen[ref.UID] = true
-		out = append(out, ancestor{kind: kind, obj: owner})
-		current = owner
+		out = append(out, *a)
+		current = a.obj
 	}
 	return out, nil
+}
+
+// controllerOwner reads obj's controller owner, in obj's namespace, from the
+// first reader that has it with the UID the reference names. It is nil when
+// there is none: no reference, a kind the walk doesn't follow, or no such
+// owner (missing, or another object of that name).
+func controllerOwner(ctx context.Context, obj client.Object, readers ...client.Reader) (*ancestor, error) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return nil, nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, nil
+	}
+	kind := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	newObj, ok := walkable[kind]
+	if !ok {
+		return nil, nil
+	}
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}
+	for _, reader := range readers {
+		owner := newObj()
+		err := reader.Get(ctx, key, owner)
+		if err == nil && owner.GetUID() == ref.UID {
+			return &ancestor{kind: kind, obj: owner}, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading owner %s %s: %w", ref.Kind, ref.Name, err)
+		}
+	}
+	return nil, nil
 }
