@@ -24,7 +24,7 @@ import (
 // parked workloads; repeated events with nothing new do not.
 type State struct {
 	Cache  *cache.Cache
-	Queues *queue.Manager
+	Queues *queue.Queues
 
 	mu   sync.Mutex
 	seen map[string]string // object kind/name -> what was last fed
@@ -42,7 +42,7 @@ type State struct {
 
 // NewState makes an empty State.
 func NewState() *State {
-	return &State{Cache: cache.New(), Queues: queue.NewManager(), seen: map[string]string{}, written: newOwnWrites()}
+	return &State{Cache: cache.New(), Queues: queue.New(), seen: map[string]string{}, written: newOwnWrites()}
 }
 
 // changed records a version of what was fed for an object and tells whether

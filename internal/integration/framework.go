@@ -65,7 +65,7 @@ type Kind struct {
 	Finalizer string
 	// Decide, when set, replaces Policy.Decide in the reconciler: for kinds
 	// whose webhook already made (and recorded) the decision.
-	Decide func(obj client.Object) Decision
+	Decide func(obj client.Object) Placement
 	// PodsGone, when set, tells whether the pods of a job that no longer
 	// exists (or is being deleted) are gone, by the job's UID: a batch Job
 	// deleted with orphan propagation leaves its pods running. Until they

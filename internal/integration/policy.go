@@ -51,8 +51,8 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 	return p, nil
 }
 
-// Decision is whether an object is queued, and where.
-type Decision struct {
+// Placement is whether an object is queued, and where.
+type Placement struct {
 	Managed bool
 	// QueueName is the LocalQueue ("" when queued only because of
 	// manageJobsWithoutQueueName: it waits until it is given one).
@@ -68,34 +68,34 @@ type Decision struct {
 // queue-name label queues it there; otherwise the namespace's LocalQueue
 // "default"; otherwise manageJobsWithoutQueueName. reader reads
 // LocalQueues and Namespaces.
-func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
+func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Placement, error) {
 	if owned, err := p.ownedByParent(ctx, obj); owned || err != nil {
-		return Decision{}, err
+		return Placement{}, err
 	}
 	return p.QueueFor(ctx, reader, obj)
 }
 
 // QueueFor applies the queue rules of Decide alone, for a caller that has
 // settled the owner question itself (the pod webhook's owner walk).
-func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.Object) (Decision, error) {
+func (p *Policy) QueueFor(ctx context.Context, reader client.Reader, obj client.Object) (Placement, error) {
 	// Only in the managed namespaces, whatever the labels (as Kueue 0.19
 	// does): the webhooks see no others, and a Job they never suspended
 	// must not be queued (and stopped) after it started.
 	if managed, err := p.ManagesNamespace(ctx, reader, obj.GetNamespace()); err != nil || !managed {
-		return Decision{}, err
+		return Placement{}, err
 	}
 	if q := obj.GetLabels()[kueue.QueueNameLabel]; q != "" {
-		return Decision{Managed: true, QueueName: q}, nil
+		return Placement{Managed: true, QueueName: q}, nil
 	}
 	lq := &kueue.LocalQueue{}
 	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: DefaultLocalQueue}, lq)
 	switch {
 	case err == nil:
-		return Decision{Managed: true, QueueName: DefaultLocalQueue, Defaulted: true}, nil
+		return Placement{Managed: true, QueueName: DefaultLocalQueue, Defaulted: true}, nil
 	case !apierrors.IsNotFound(err):
-		return Decision{}, fmt.Errorf("looking for LocalQueue %s/%s: %w", obj.GetNamespace(), DefaultLocalQueue, err)
+		return Placement{}, fmt.Errorf("looking for LocalQueue %s/%s: %w", obj.GetNamespace(), DefaultLocalQueue, err)
 	}
-	return Decision{Managed: p.ManageWithoutQueueName}, nil
+	return Placement{Managed: p.ManageWithoutQueueName}, nil
 }
 
 // ownedByParent tells whether the object's controller owner is an enabled

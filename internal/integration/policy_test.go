@@ -45,18 +45,18 @@ func TestDecide(t *testing.T) {
 		name         string
 		withoutQueue bool
 		obj          *batchv1.Job
-		want         Decision
+		want         Placement
 	}{
-		{"queue-name label", false, job("team-a", queue, nil, nil), Decision{Managed: true, QueueName: "lq"}},
-		{"queue-name label in a namespace not managed", false, job("kube-system", queue, nil, nil), Decision{}},
-		{"no label, no default queue", false, job("team-a", nil, nil, nil), Decision{}},
-		{"no label, default LocalQueue", false, job("with-default", nil, nil, nil), Decision{Managed: true, QueueName: "default", Defaulted: true}},
-		{"manageJobsWithoutQueueName in a selected namespace", true, job("team-a", nil, nil, nil), Decision{Managed: true}},
-		{"manageJobsWithoutQueueName never in kube-system", true, job("kube-system", nil, nil, nil), Decision{}},
-		{"owned by an enabled kind", false, job("team-a", queue, parentJob, nil), Decision{}},
-		{"claims an owner that doesn't exist", false, job("team-a", queue, missing, nil), Decision{Managed: true, QueueName: "lq"}},
-		{"claims an owner of another UID", false, job("team-a", queue, forgedUID, nil), Decision{Managed: true, QueueName: "lq"}},
-		{"owned by an enabled kind, standalone", false, job("team-a", queue, parentJob, map[string]string{kueue.StandaloneAnnotation: "true"}), Decision{Managed: true, QueueName: "lq"}},
+		{"queue-name label", false, job("team-a", queue, nil, nil), Placement{Managed: true, QueueName: "lq"}},
+		{"queue-name label in a namespace not managed", false, job("kube-system", queue, nil, nil), Placement{}},
+		{"no label, no default queue", false, job("team-a", nil, nil, nil), Placement{}},
+		{"no label, default LocalQueue", false, job("with-default", nil, nil, nil), Placement{Managed: true, QueueName: "default", Defaulted: true}},
+		{"manageJobsWithoutQueueName in a selected namespace", true, job("team-a", nil, nil, nil), Placement{Managed: true}},
+		{"manageJobsWithoutQueueName never in kube-system", true, job("kube-system", nil, nil, nil), Placement{}},
+		{"owned by an enabled kind", false, job("team-a", queue, parentJob, nil), Placement{}},
+		{"claims an owner that doesn't exist", false, job("team-a", queue, missing, nil), Placement{Managed: true, QueueName: "lq"}},
+		{"claims an owner of another UID", false, job("team-a", queue, forgedUID, nil), Placement{Managed: true, QueueName: "lq"}},
+		{"owned by an enabled kind, standalone", false, job("team-a", queue, parentJob, map[string]string{kueue.StandaloneAnnotation: "true"}), Placement{Managed: true, QueueName: "lq"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

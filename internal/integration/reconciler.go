@@ -497,7 +497,7 @@ func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, er
 	return true, nil
 }
 
-func (r *Reconciler) decide(ctx context.Context, obj client.Object) (Decision, error) {
+func (r *Reconciler) decide(ctx context.Context, obj client.Object) (Placement, error) {
 	if r.Kind.Decide != nil {
 		return r.Kind.Decide(obj), nil
 	}

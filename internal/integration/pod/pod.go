@@ -32,12 +32,12 @@ var Kind = integration.Kind{
 	Wrap:           func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
 	Finalizer:      kueue.ManagedLabel,
 	TrackingLabels: map[string]string{kueue.ManagedLabel: "true"},
-	Decide: func(o client.Object) integration.Decision {
+	Decide: func(o client.Object) integration.Placement {
 		// Grouped Pods are the GroupReconciler's.
 		if o.GetLabels()[kueue.ManagedLabel] != "true" || o.GetLabels()[kueue.PodGroupNameLabel] != "" {
-			return integration.Decision{}
+			return integration.Placement{}
 		}
-		return integration.Decision{Managed: true, QueueName: o.GetLabels()[kueue.QueueNameLabel]}
+		return integration.Placement{Managed: true, QueueName: o.GetLabels()[kueue.QueueNameLabel]}
 	},
 }
 

@@ -52,7 +52,7 @@ func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
 
 // verdict is what the webhook decided for a new Pod.
 type verdict struct {
-	decision integration.Decision
+	decision integration.Placement
 	// notice is the reason (an event reason) and message of an opt-in
 	// without effect.
 	notice, message string

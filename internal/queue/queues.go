@@ -6,11 +6,11 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-// Manager holds the pending workloads. A parked workload is not handed to
+// Queues holds the pending workloads. A parked workload is not handed to
 // the scheduler until it is requeued: by a new version of itself, or by a
 // change that may let it fit (quota freed, a queue, cohort, flavor or
 // namespace changed).
-type Manager struct {
+type Queues struct {
 	mu      sync.Mutex
 	pending map[string]*workload.Info
 	parked  map[string]*workload.Info
@@ -26,9 +26,9 @@ type Manager struct {
 	wake chan struct{}
 }
 
-// NewManager makes an empty Manager.
-func NewManager() *Manager {
-	return &Manager{
+// New makes an empty Queues.
+func New() *Queues {
+	return &Queues{
 		pending: map[string]*workload.Info{},
 		parked:  map[string]*workload.Info{},
 		woken:   map[string]uint64{},
@@ -37,10 +37,10 @@ func NewManager() *Manager {
 }
 
 // Wake is the channel the scheduler loop waits on.
-func (m *Manager) Wake() <-chan struct{} { return m.wake }
+func (m *Queues) Wake() <-chan struct{} { return m.wake }
 
 // Signal wakes the scheduler loop.
-func (m *Manager) Signal() {
+func (m *Queues) Signal() {
 	select {
 	case m.wake <- struct{}{}:
 	default:
@@ -51,7 +51,7 @@ func (m *Manager) Signal() {
 // workload whose spec did not change (same generation: only its status was
 // written, e.g. its pending reason) stays parked with the newer version;
 // otherwise it is evaluated again.
-func (m *Manager) AddOrUpdate(info *workload.Info) {
+func (m *Queues) AddOrUpdate(info *workload.Info) {
 	m.mu.Lock()
 	if parked, ok := m.parked[info.Key]; ok && parked.Obj != nil && info.Obj != nil &&
 		parked.Obj.Generation == info.Obj.Generation && parked.QueueTime.Equal(info.QueueTime) {
@@ -67,7 +67,7 @@ func (m *Manager) AddOrUpdate(info *workload.Info) {
 }
 
 // Delete forgets a workload (admitted, finished, deleted or deactivated).
-func (m *Manager) Delete(key string) {
+func (m *Queues) Delete(key string) {
 	m.mu.Lock()
 	delete(m.pending, key)
 	delete(m.parked, key)
@@ -77,7 +77,7 @@ func (m *Manager) Delete(key string) {
 
 // Requeues is the count of requeues so far: read it before the snapshot a
 // cycle evaluates, and give it to Park.
-func (m *Manager) Requeues() uint64 {
+func (m *Queues) Requeues() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.requeues
@@ -87,7 +87,7 @@ func (m *Manager) Requeues() uint64 {
 // version that was evaluated and nothing that would have requeued it
 // happened since seen (the Requeues count the verdict's snapshot was taken
 // at): then it stays pending for the next cycle.
-func (m *Manager) Park(info *workload.Info, seen uint64) {
+func (m *Queues) Park(info *workload.Info, seen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	current, ok := m.pending[info.Key]
@@ -105,7 +105,7 @@ func (m *Manager) Park(info *workload.Info, seen uint64) {
 // RequeueParked returns parked workloads to the queue; keep selects which
 // (nil: all). It always wakes the scheduler: a StrictFIFO head is never
 // parked, yet the change that called for this may let it fit.
-func (m *Manager) RequeueParked(keep func(*workload.Info) bool) {
+func (m *Queues) RequeueParked(keep func(*workload.Info) bool) {
 	m.mu.Lock()
 	m.requeues++
 	for key, info := range m.parked {
@@ -124,7 +124,7 @@ func (m *Manager) RequeueParked(keep func(*workload.Info) bool) {
 }
 
 // Pending returns the workloads to evaluate, in no particular order.
-func (m *Manager) Pending() []*workload.Info {
+func (m *Queues) Pending() []*workload.Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*workload.Info, 0, len(m.pending))
@@ -136,7 +136,7 @@ func (m *Manager) Pending() []*workload.Info {
 
 // All returns every waiting workload, pending and parked, for status
 // counts.
-func (m *Manager) All() []*workload.Info {
+func (m *Queues) All() []*workload.Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*workload.Info, 0, len(m.pending)+len(m.parked))

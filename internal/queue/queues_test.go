@@ -26,7 +26,7 @@ func TestLess(t *testing.T) {
 }
 
 func TestParkAndRequeue(t *testing.T) {
-	m := NewManager()
+	m := New()
 	a, b := info("ns/a", 0, 0), info("ns/b", 0, 0)
 	m.AddOrUpdate(a)
 	m.AddOrUpdate(b)
@@ -76,7 +76,7 @@ func TestParkAndRequeue(t *testing.T) {
 // Parking it afterwards with the stale verdict would lose the change:
 // nothing would requeue it again.
 func TestParkAfterARequeueDuringTheCycleKeepsItPending(t *testing.T) {
-	m := NewManager()
+	m := New()
 	a, b := info("ns/a", 0, 0), info("ns/b", 0, 0)
 	m.AddOrUpdate(a)
 	m.AddOrUpdate(b)
