@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/sluicehq/sluice/internal/controller"
+	"github.com/sluicehq/sluice/internal/apply"
 )
 
 // writeVerbs are the apiserver_request_total verbs that change state.
@@ -98,6 +98,9 @@ type cycleStats struct {
 	Over100ms      uint64
 	SlowestSeconds float64
 	Admitted       float64
+	// Writes are the manager's own count of its status writes, by
+	// "write result" (sluice_status_writes_total).
+	Writes map[string]float64
 }
 
 // scrapeCycles reads the manager's cycle metrics from its metrics endpoint.
@@ -120,7 +123,7 @@ func scrapeCycles(ctx context.Context, url string) (cycleStats, error) {
 
 func cyclesFrom(families map[string]*dto.MetricFamily) cycleStats {
 	var s cycleStats
-	if f := families[controller.MetricCycleDuration]; f != nil && len(f.GetMetric()) > 0 {
+	if f := families[apply.MetricCycleDuration]; f != nil && len(f.GetMetric()) > 0 {
 		h := f.GetMetric()[0].GetHistogram()
 		s.Cycles = h.GetSampleCount()
 		s.Over100ms = s.Cycles
@@ -130,11 +133,21 @@ func cyclesFrom(families map[string]*dto.MetricFamily) cycleStats {
 			}
 		}
 	}
-	if f := families[controller.MetricSlowestCycle]; f != nil && len(f.GetMetric()) > 0 {
+	if f := families[apply.MetricSlowestCycle]; f != nil && len(f.GetMetric()) > 0 {
 		s.SlowestSeconds = f.GetMetric()[0].GetGauge().GetValue()
 	}
-	if f := families[controller.MetricAdmitted]; f != nil && len(f.GetMetric()) > 0 {
+	if f := families[apply.MetricAdmitted]; f != nil && len(f.GetMetric()) > 0 {
 		s.Admitted = f.GetMetric()[0].GetCounter().GetValue()
+	}
+	if f := families[apply.MetricWrites]; f != nil {
+		s.Writes = map[string]float64{}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			s.Writes[labels["write"]+" "+labels["result"]] += m.GetCounter().GetValue()
+		}
 	}
 	return s
 }

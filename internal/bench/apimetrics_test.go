@@ -57,6 +57,9 @@ sluice_admission_cycle_duration_seconds_count 100
 sluice_admission_cycle_slowest_seconds 0.21
 # TYPE sluice_admitted_workloads_total counter
 sluice_admitted_workloads_total 512
+# TYPE sluice_status_writes_total counter
+sluice_status_writes_total{result="ok",write="admission"} 500
+sluice_status_writes_total{result="conflict",write="admission"} 12
 `
 
 func TestCyclesFrom(t *testing.T) {
@@ -64,11 +67,12 @@ func TestCyclesFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cycleStats{Cycles: 100, Over100ms: 3, SlowestSeconds: 0.21, Admitted: 512}
-	if got := cyclesFrom(families); got != want {
+	want := cycleStats{Cycles: 100, Over100ms: 3, SlowestSeconds: 0.21, Admitted: 512,
+		Writes: map[string]float64{"admission ok": 500, "admission conflict": 12}}
+	if got := cyclesFrom(families); !reflect.DeepEqual(got, want) {
 		t.Errorf("cyclesFrom = %+v, want %+v", got, want)
 	}
-	if got := cyclesFrom(nil); got != (cycleStats{}) {
+	if got := cyclesFrom(nil); !reflect.DeepEqual(got, cycleStats{}) {
 		t.Errorf("cyclesFrom(no metrics) = %+v, want zero", got)
 	}
 }

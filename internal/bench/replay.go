@@ -30,7 +30,7 @@ func replayCeiling(ctx context.Context, c client.Client, plan []PlannedWorkload,
 	}
 	toAdmit := make(chan createdWorkload, n)
 	var wg sync.WaitGroup
-	for range controller.AdmissionWriters {
+	for range controller.Writers {
 		wg.Go(func() {
 			for cw := range toAdmit {
 				if err := writeReplayAdmission(ctx, c, cw.wl, plan[cw.i]); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -47,6 +48,9 @@ type Report struct {
 	// admission. ManagerWrites break every such write down by resource.
 	WritesPerAdmission float64            `json:"writesPerAdmission"`
 	ManagerWrites      map[string]float64 `json:"managerWrites"`
+	// StatusWrites is the manager's own account of its status writes, by
+	// what was written and how it went (sluice_status_writes_total).
+	StatusWrites map[string]float64 `json:"statusWrites,omitempty"`
 
 	ManagerCPUSeconds   float64 `json:"managerCPUSeconds"`
 	ManagerPeakRSSBytes int64   `json:"managerPeakRSSBytes"`
@@ -92,6 +96,7 @@ func buildReport(o observations) *Report {
 		ManagerPeakRSSBytes: o.usage.PeakRSS,
 		Cycles:              o.cycles.Cycles,
 		CyclesOver100ms:     o.cycles.Over100ms,
+		StatusWrites:        o.cycles.Writes,
 		SlowestCycleSeconds: o.cycles.SlowestSeconds,
 		Classes:             map[string]Latency{},
 		ClusterQueueClasses: map[string]QueueUsage{},
@@ -184,6 +189,13 @@ func (r *Report) PrintTable(out io.Writer) error {
 	row("API floor (estimate)\t%.1f s: 3 writes per workload at the ceiling's rate; wall / floor = %.2fx", r.APIFloorSeconds, ratio(r.WallSeconds, r.APIFloorSeconds))
 	row("admitted/s / API ceiling\t%.1f / %.1f = %.0f%%  (peak over 5 s: %.1f/s)", r.AdmittedPerSecond, r.APICeilingPerSecond, 100*r.AdmittedOverCeiling, r.PeakAdmittedPerSecond)
 	row("Workload writes per admission\t%.2f (beyond creation and the mimic's Finished write)", r.WritesPerAdmission)
+	if len(r.StatusWrites) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.StatusWrites)) {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, r.StatusWrites[k]))
+		}
+		row("status writes (manager's count)\t%s", strings.Join(parts, ", "))
+	}
 	row("manager\t%.1f s CPU, peak RSS %.0f MiB", r.ManagerCPUSeconds, float64(r.ManagerPeakRSSBytes)/(1<<20))
 	row("cycles\t%d, %d over 100 ms, slowest %.0f ms", r.Cycles, r.CyclesOver100ms, 1000*r.SlowestCycleSeconds)
 	row("finish lag\tmean %.3f s, p99 %.3f s", r.FinishLagMeanSeconds, r.FinishLagP99Seconds)

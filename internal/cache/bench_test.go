@@ -24,7 +24,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq.Name)}})
 	}
 	for i := range 10_000 {
-		c.SetReserved(reservedWorkload(fmt.Sprintf("w-%d", i), fmt.Sprintf("cq-%d", i%1000), "1"))
+		c.SetReserved(reservedWorkload(fmt.Sprintf("w-%d", i), fmt.Sprintf("cq-%d", i%1000), "1"), false)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -56,15 +56,14 @@ type reservation struct {
 	clusterQueue string
 	localQueue   string // namespace/name
 	usage        quota.Amounts
-	// assumed: decided by the scheduler, not yet seen written.
-	assumed  bool
-	admitted bool
+	admitted     bool
 	// What preemption needs to know of it.
 	priority   int32
 	queueTime  time.Time
 	admittedAt time.Time
 	// evicting: told to stop (Evicted=True, or a preemption decided and not
-	// yet seen written); its quota is on its way back.
+	// yet seen written); its quota is on its way back and it is no
+	// preemption candidate.
 	evicting bool
 }
 
@@ -168,9 +167,10 @@ func (c *Cache) DeleteNamespace(name string) {
 }
 
 // SetReserved records the quota reservation a Workload's status holds,
-// replacing what was assumed for it. It returns the ClusterQueue whose usage
-// changed, or "".
-func (c *Cache) SetReserved(wl *kueue.Workload) string {
+// replacing what was assumed for it; preempting says a preemption of it was
+// decided and is not yet seen written. It returns the ClusterQueue whose
+// usage changed, or "".
+func (c *Cache) SetReserved(wl *kueue.Workload, preempting bool) string {
 	adm := wl.Status.Admission
 	r := &reservation{
 		clusterQueue: string(adm.ClusterQueue),
@@ -178,7 +178,7 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 		usage:        UsageOf(wl),
 		admitted:     workload.IsAdmitted(wl),
 		queueTime:    workload.QueueTime(wl),
-		evicting:     workload.IsEvicting(wl),
+		evicting:     preempting || workload.IsEvicting(wl),
 	}
 	if wl.Spec.Priority != nil {
 		r.priority = *wl.Spec.Priority
@@ -189,8 +189,6 @@ func (c *Cache) SetReserved(wl *kueue.Workload) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.workloads[workload.Key(wl)]
-	// A preemption decided but not yet seen written stays decided.
-	r.evicting = r.evicting || (old != nil && old.evicting && !old.assumed)
 	c.replaceReservation(workload.Key(wl), old, r)
 	if old != nil && old.clusterQueue == r.clusterQueue && equalAmounts(old.usage, r.usage) {
 		return ""
@@ -209,7 +207,6 @@ func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amo
 		clusterQueue: clusterQueue,
 		localQueue:   info.Namespace + "/" + info.LocalQueue,
 		usage:        usage,
-		assumed:      true,
 		admitted:     true,
 		priority:     info.Priority,
 		queueTime:    info.QueueTime,
@@ -217,23 +214,14 @@ func (c *Cache) Assume(info *workload.Info, clusterQueue string, usage quota.Amo
 	})
 }
 
-// ForgetEvicting undoes AssumeEvicting for a preemption whose write failed:
-// the workload runs on, and its quota is not on its way back.
-func (c *Cache) ForgetEvicting(key string) {
+// SetEvicting marks a workload that a preemption decided to evict, so that
+// no later cycle picks it again or counts its quota as staying; false undoes
+// it for a preemption given up (the workload runs on).
+func (c *Cache) SetEvicting(key string, evicting bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r, ok := c.workloads[key]; ok {
-		r.evicting = false
-	}
-}
-
-// AssumeEvicting marks a workload that a preemption decided to evict, so
-// that no later cycle picks it again or counts its quota as staying.
-func (c *Cache) AssumeEvicting(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.workloads[key]; ok {
-		r.evicting = true
+		r.evicting = evicting
 	}
 }
 
@@ -258,15 +246,6 @@ func (c *Cache) replaceReservation(key string, old, r *reservation) {
 		total.Add(r.usage)
 		c.workloads[key] = r
 	}
-}
-
-// IsAssumed tells whether an admission of the workload was decided but not
-// yet seen written.
-func (c *Cache) IsAssumed(key string) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	r, ok := c.workloads[key]
-	return ok && r.assumed
 }
 
 // Release forgets the quota of a workload (finished, deleted, evicted, or

@@ -61,10 +61,10 @@ func TestSnapshotUsageFollowsReservations(t *testing.T) {
 		{"assume w1 in a", func() {
 			c.Assume(&workload.Info{Key: "ns/w1", Namespace: "ns", LocalQueue: "lq"}, "a", quota.Amounts{cpu: 2000}, time.Unix(0, 0))
 		}, 2000, 0, 1},
-		{"w1 written with the same usage", func() { c.SetReserved(reservedWorkload("w1", "a", "2")) }, 2000, 0, 1},
-		{"w2 reserved in a", func() { c.SetReserved(reservedWorkload("w2", "a", "3")) }, 5000, 0, 1},
-		{"w2 now holds more", func() { c.SetReserved(reservedWorkload("w2", "a", "4")) }, 6000, 0, 1},
-		{"w2 moves to b", func() { c.SetReserved(reservedWorkload("w2", "b", "4")) }, 2000, 4000, 2},
+		{"w1 written with the same usage", func() { c.SetReserved(reservedWorkload("w1", "a", "2"), false) }, 2000, 0, 1},
+		{"w2 reserved in a", func() { c.SetReserved(reservedWorkload("w2", "a", "3"), false) }, 5000, 0, 1},
+		{"w2 now holds more", func() { c.SetReserved(reservedWorkload("w2", "a", "4"), false) }, 6000, 0, 1},
+		{"w2 moves to b", func() { c.SetReserved(reservedWorkload("w2", "b", "4"), false) }, 2000, 4000, 2},
 		{"w1 released", func() { c.Release("ns/w1") }, 0, 4000, 1},
 		{"unknown released", func() { c.Release("ns/nobody") }, 0, 4000, 1},
 		{"w2 released", func() { c.Release("ns/w2") }, 0, 0, 0},

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/quota"
 )
 
@@ -21,8 +22,8 @@ import (
 // it references (flavors, admission checks, its cohort chain) and holds its
 // deletion while workloads still reserve quota in it.
 type ClusterQueueReconciler struct {
-	Client client.Client
-	State  *State
+	Client  client.Client
+	Tracker *apply.Tracker
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=clusterqueues,verbs=get;list;watch;update;patch
@@ -39,7 +40,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cq); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.deleteClusterQueue(req.Name)
+			r.Tracker.DeleteClusterQueue(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -59,7 +60,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, err
 	}
 	active := clusterQueueActive(cq, facts)
-	r.State.setClusterQueue(cq, active)
+	r.Tracker.SetClusterQueue(cq, active)
 	return ctrl.Result{}, setActiveCondition(ctx, r.Client, cq, &cq.Status.Conditions, active)
 }
 

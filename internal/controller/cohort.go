@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 )
 
 // CohortReconciler reports parent cycles. A Cohort's status has no
@@ -19,7 +20,7 @@ import (
 type CohortReconciler struct {
 	Client   client.Client
 	Recorder recorder.EventRecorder
-	State    *State
+	Tracker  *apply.Tracker
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=cohorts,verbs=get;list;watch
@@ -31,11 +32,11 @@ func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	cohort := &kueue.Cohort{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cohort); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.deleteCohort(req.Name)
+			r.Tracker.DeleteCohort(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.State.setCohort(cohort)
+	r.Tracker.SetCohort(cohort)
 	ancestry, err := cohortAncestry(ctx, r.Client, cohort.Name)
 	if err != nil {
 		return ctrl.Result{}, err

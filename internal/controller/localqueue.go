@@ -13,13 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 )
 
 // LocalQueueReconciler keeps a LocalQueue's Active condition: false while its
 // ClusterQueue is missing or inactive, or while the LocalQueue is stopped.
 type LocalQueueReconciler struct {
-	Client client.Client
-	State  *State
+	Client  client.Client
+	Tracker *apply.Tracker
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get;list;watch;update;patch
@@ -33,11 +34,11 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 	lq := &kueue.LocalQueue{}
 	if err := r.Client.Get(ctx, req.NamespacedName, lq); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.deleteLocalQueue(req.String())
+			r.Tracker.DeleteLocalQueue(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.State.setLocalQueue(lq)
+	r.Tracker.SetLocalQueue(lq)
 	cq := &kueue.ClusterQueue{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(lq.Spec.ClusterQueue)}, cq); err != nil {
 		if !apierrors.IsNotFound(err) {

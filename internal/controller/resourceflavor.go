@@ -12,14 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 )
 
 // ResourceFlavorReconciler keeps the resource-in-use finalizer on every live
 // flavor and, when a flavor is deleted, holds the deletion until no
 // ClusterQueue references it any more.
 type ResourceFlavorReconciler struct {
-	Client client.Client
-	State  *State
+	Client  client.Client
+	Tracker *apply.Tracker
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get;list;watch;update;patch
@@ -33,11 +34,11 @@ func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Reque
 	rf := &kueue.ResourceFlavor{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rf); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.State.deleteFlavor(req.Name)
+			r.Tracker.DeleteFlavor(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.State.setFlavor(rf)
+	r.Tracker.SetFlavor(rf)
 	if rf.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, ensureFinalizer(ctx, r.Client, rf)
 	}

@@ -6,13 +6,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/scheduler"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // Options are what the reconcilers need to know of the rest of sluice.
@@ -22,36 +22,54 @@ type Options struct {
 	StopsFirst func(*kueue.Workload) bool
 	// FairSharing turns fair sharing on; nil leaves it off.
 	FairSharing *scheduler.FairSharing
+	// Fence tells whether this manager surely holds the lease; nil when
+	// there is no leader election.
+	Fence apply.Fence
+	// Clock is the one clock of admission; nil is the real one.
+	Clock apply.Clock
 }
 
-// Setup registers the field indexes and every reconciler of this package.
+// Setup registers the field indexes, every reconciler of this package and
+// the apply layer they feed.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	c := mgr.GetClient()
-	state := NewState()
-	state.Cache.SetFairSharing(opts.FairSharing)
-	clk := clock.RealClock{}
+	var clk apply.Clock = clock.RealClock{}
+	if opts.Clock != nil {
+		clk = opts.Clock
+	}
+	tracker := apply.NewTracker()
+	tracker.StopsFirst = opts.StopsFirst
+	tracker.Cache.SetFairSharing(opts.FairSharing)
+	dispatcher := apply.NewDispatcher(apply.DispatcherOptions{
+		Workers: Writers, BackgroundWorkers: Writers / 4, BaseBackoff: 100 * time.Millisecond, MaxBackoff: time.Minute,
+		Fence: opts.Fence, Clock: clk,
+	})
+	workloads := &apply.Workloads{Client: c, APIReader: mgr.GetAPIReader(), Tracker: tracker, Dispatcher: dispatcher, Clock: clk}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
-		&ResourceFlavorReconciler{Client: c, State: state},
-		&ClusterQueueReconciler{Client: c, State: state},
-		&LocalQueueReconciler{Client: c, State: state},
-		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), State: state},
-		&NamespaceReconciler{Client: c, State: state},
-		&WorkloadReconciler{Client: c, State: state, Clock: clk, StopsFirst: opts.StopsFirst},
+		&ResourceFlavorReconciler{Client: c, Tracker: tracker},
+		&ClusterQueueReconciler{Client: c, Tracker: tracker},
+		&LocalQueueReconciler{Client: c, Tracker: tracker},
+		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), Tracker: tracker},
+		&NamespaceReconciler{Client: c, Tracker: tracker},
+		&WorkloadReconciler{Client: c, Tracker: tracker, Workloads: workloads, Clock: clk, StopsFirst: opts.StopsFirst},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up %T: %w", r, err)
 		}
 	}
-	if err := mgr.Add(&Scheduler{Client: c, APIReader: mgr.GetAPIReader(), State: state, Clock: clk, Writers: AdmissionWriters, MessageRefresh: 5 * time.Second, MessageRefreshesPerSecond: 20}); err != nil {
-		return fmt.Errorf("adding the scheduler: %w", err)
+	admitter := &apply.Admitter{Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
+		Verdicts:     &apply.Verdicts{Workloads: workloads, Refresh: 5 * time.Second, PerSecond: 20},
+		DrainTimeout: 30 * time.Second}
+	if err := mgr.Add(admitter); err != nil {
+		return fmt.Errorf("adding the admitter: %w", err)
 	}
-	if err := mgr.Add(&QueueStatusWriter{Client: c, State: state, Clock: clk, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
+	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
 		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
 	return nil
@@ -62,9 +80,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 // take turns.
 const QueueStatusWritesPerSecond = 25
 
-// AdmissionWriters is how many admission and pending writes the scheduler
-// keeps in flight; the benchmark's API ceiling replays with the same number.
-const AdmissionWriters = 16
+// Writers is how many status writes the apply layer keeps in flight (a
+// quarter of them for background writes); the benchmark's API ceiling
+// replays with the same number.
+const Writers = 16
 
 // ignoreConflict drops a write conflict: the cache was behind the API
 // server, and the newer version's watch event reconciles the object again.

@@ -6,13 +6,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -23,9 +24,13 @@ import (
 // away when they must end: the workload was deactivated, its queue drains
 // (HoldAndDrain), or it ran past maximumExecutionTimeSeconds.
 type WorkloadReconciler struct {
-	Client client.Client
-	State  *State
-	Clock  clock.Clock
+	Client  client.Client
+	Tracker *apply.Tracker
+	// Workloads makes the status writes (evictions), through the one write
+	// path: retried with backoff there, never racing the admitter's writes
+	// of the same workload.
+	Workloads *apply.Workloads
+	Clock     clock.Clock
 	// StopsFirst tells whether a workload's job must stop before its
 	// reservation is cleared (its job integration clears it then); other
 	// workloads lose the reservation in the same write as they are evicted.
@@ -41,54 +46,26 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	key := req.String()
 	wl := &kueue.Workload{}
 	if err := r.Client.Get(ctx, req.NamespacedName, wl); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(key)
+			r.Tracker.Forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.State.written.seen(wl)
-	deleting := !wl.DeletionTimestamp.IsZero()
-	if deleting && r.stillInUse(wl) {
-		// Deleted while its job may still run: its quota stays counted
-		// until the job's integration lets the Workload go.
-		r.State.Queues.Delete(key)
-		r.State.quotaFreed(r.State.Cache.SetReserved(wl))
-		return ctrl.Result{}, nil
-	}
-	if deleting || workload.IsFinished(wl) {
-		r.forget(key)
-		if deleting {
-			return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl)
+	r.Tracker.Observe(wl)
+	if !wl.DeletionTimestamp.IsZero() {
+		if r.Tracker.StillInUse(wl) {
+			// Its quota stays counted until the job's integration lets
+			// the Workload go.
+			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl)
 	}
-	if workload.HasQuotaReservation(wl) {
-		r.State.Queues.Delete(key)
-		r.State.quotaFreed(r.State.Cache.SetReserved(wl))
+	if workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) {
 		return r.reconcileReserved(ctx, wl)
 	}
-	// Unless an admission of it is in flight (then the write's outcome
-	// decides), it holds nothing and waits.
-	r.State.setPending(workload.NewInfo(wl), workload.IsActive(wl))
 	return ctrl.Result{}, nil
-}
-
-// stillInUse tells whether a Workload being deleted may still have a job
-// running on its reservation: it holds one, has not finished, belongs to a
-// job that stops before its quota goes, and carries the resource-in-use
-// finalizer that job's integration removes once nothing runs.
-func (r *WorkloadReconciler) stillInUse(wl *kueue.Workload) bool {
-	return controllerutil.ContainsFinalizer(wl, kueue.ResourceInUseFinalizerName) &&
-		workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && r.stopsFirst(wl)
-}
-
-func (r *WorkloadReconciler) forget(key string) {
-	r.State.written.forget(key)
-	r.State.Queues.Delete(key)
-	r.State.quotaFreed(r.State.Cache.Release(key))
 }
 
 // reconcileReserved ends an admission that must end, or comes back when the
@@ -101,12 +78,18 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 			return ctrl.Result{}, nil
 		}
 		// No job to wait for (any more): clear it now.
-		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		workload.ClearReservation(wl, workload.IsActive(wl), now)
-		return ctrl.Result{}, r.Client.Status().Patch(ctx, wl, patch)
+		r.Workloads.Evict(workload.Key(wl), func(wl *kueue.Workload) bool {
+			if !workload.HasQuotaReservation(wl) || !workload.IsEvicting(wl) || r.stopsFirst(wl) {
+				return false
+			}
+			workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+			return true
+		})
+		return ctrl.Result{}, nil
 	}
-	if reason, message := r.evictionReason(wl); reason != "" {
-		return ctrl.Result{}, r.evict(ctx, wl, reason, message, reason != kueue.EvictedByDeactivation)
+	if reason, _ := r.evictionReason(wl); reason != "" {
+		r.evict(wl, false)
+		return ctrl.Result{}, nil
 	}
 	deadline, limited := workload.ExecutionDeadline(wl)
 	if !limited {
@@ -122,8 +105,8 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 	if err := r.Client.Patch(ctx, wl, patch); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deactivating workload %s: %w", wl.Name, err)
 	}
-	return ctrl.Result{}, r.evict(ctx, wl, kueue.EvictedByMaximumExecutionTime,
-		fmt.Sprintf("exceeded the maximum execution time of %ds", *wl.Spec.MaximumExecutionTimeSeconds), false)
+	r.evict(wl, true)
+	return ctrl.Result{}, nil
 }
 
 // evictionReason says why an admitted workload must lose its admission now.
@@ -131,10 +114,10 @@ func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload) (string, string)
 	if !workload.IsActive(wl) {
 		return kueue.EvictedByDeactivation, "The workload is deactivated"
 	}
-	if cq, ok := r.State.Cache.ClusterQueue(string(wl.Status.Admission.ClusterQueue)); ok && drains(cq.Spec.StopPolicy) {
+	if cq, ok := r.Tracker.Cache.ClusterQueue(string(wl.Status.Admission.ClusterQueue)); ok && drains(cq.Spec.StopPolicy) {
 		return kueue.EvictedByClusterQueueStopped, fmt.Sprintf("ClusterQueue %s is stopped with HoldAndDrain", cq.Name)
 	}
-	if lq, ok := r.State.Cache.LocalQueue(wl.Namespace + "/" + string(wl.Spec.QueueName)); ok && drains(lq.Spec.StopPolicy) {
+	if lq, ok := r.Tracker.Cache.LocalQueue(wl.Namespace + "/" + string(wl.Spec.QueueName)); ok && drains(lq.Spec.StopPolicy) {
 		return kueue.EvictedByLocalQueueStopped, fmt.Sprintf("LocalQueue %s is stopped with HoldAndDrain", lq.Name)
 	}
 	return "", ""
@@ -146,21 +129,32 @@ func (r *WorkloadReconciler) stopsFirst(wl *kueue.Workload) bool {
 
 func drains(p *kueue.StopPolicy) bool { return p != nil && *p == kueue.StopPolicyHoldAndDrain }
 
-// evict takes the admission away in one write. A Workload created directly
-// has no job to stop first; a job's Workload is only marked Evicted, and
-// its integration clears the reservation once the job stopped.
-func (r *WorkloadReconciler) evict(ctx context.Context, wl *kueue.Workload, reason, message string, requeue bool) error {
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if r.stopsFirst(wl) {
-		workload.MarkEvicted(wl, reason, message, r.Clock.Now())
-	} else {
-		workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
-	}
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
-		return fmt.Errorf("evicting workload %s: %w", wl.Name, err)
-	}
-	ctrl.LoggerFrom(ctx).V(2).Info("evicted", "workload", client.ObjectKeyFromObject(wl), "reason", reason)
-	return nil
+// evict queues the write that takes the admission away, its reason
+// computed again on the copy written (the workload may have been
+// reactivated meanwhile). A Workload created directly has no job to stop
+// first; a job's Workload is only marked Evicted, and its integration
+// clears the reservation once the job stopped.
+func (r *WorkloadReconciler) evict(wl *kueue.Workload, timedOut bool) {
+	r.Workloads.Evict(workload.Key(wl), func(wl *kueue.Workload) bool {
+		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
+			return false
+		}
+		reason, message := r.evictionReason(wl)
+		if timedOut {
+			reason = kueue.EvictedByMaximumExecutionTime
+			message = fmt.Sprintf("exceeded the maximum execution time of %ds", ptr.Deref(wl.Spec.MaximumExecutionTimeSeconds, 0))
+		}
+		if reason == "" {
+			return false
+		}
+		requeue := reason != kueue.EvictedByDeactivation && reason != kueue.EvictedByMaximumExecutionTime
+		if r.stopsFirst(wl) {
+			workload.MarkEvicted(wl, reason, message, r.Clock.Now())
+		} else {
+			workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
+		}
+		return true
+	})
 }
 
 // SetupWithManager watches Workloads, and the queues that drain them.

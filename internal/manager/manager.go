@@ -30,6 +30,7 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/controller"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
@@ -58,11 +59,17 @@ type Options struct {
 
 // New builds a manager with every controller and webhook registered. The
 // caller starts it.
-func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configuration, opts Options) (ctrl.Manager, error) {
+func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configuration, opts Options) (_ ctrl.Manager, err error) {
 	restConfig = rest.CopyConfig(restConfig)
 	applyClientConnection(restConfig, cfg.ClientConnection)
 
 	le := cfg.LeaderElection
+	var fence *apply.LeaseFence
+	if *le.LeaderElect {
+		if fence, err = newLeaseFence(restConfig, cfg); err != nil {
+			return nil, err
+		}
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme: scheme.Scheme,
 		// The certificate rotator reads its Secret through the cache: watch
@@ -73,21 +80,24 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{*cfg.Namespace: {}}},
 			&corev1.Pod{}:    {Label: labels.SelectorFromSet(labels.Set{kueue.ManagedLabel: "true"})},
 		}},
-		LeaderElection:                *le.LeaderElect,
-		LeaderElectionID:              le.ResourceName,
-		LeaderElectionNamespace:       le.ResourceNamespace,
-		LeaderElectionResourceLock:    "leases",
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &le.LeaseDuration.Duration,
-		RenewDeadline:                 &le.RenewDeadline.Duration,
-		RetryPeriod:                   &le.RetryPeriod.Duration,
-		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
-		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
-		PprofBindAddress:              opts.PprofBindAddress,
-		GracefulShutdownTimeout:       opts.GracefulShutdownTimeout,
-		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SeveralPerProcess)},
-		ReadinessEndpointName:         cfg.Health.ReadinessEndpointName,
-		LivenessEndpointName:          cfg.Health.LivenessEndpointName,
+		LeaderElection:             *le.LeaderElect,
+		LeaderElectionID:           le.ResourceName,
+		LeaderElectionNamespace:    le.ResourceNamespace,
+		LeaderElectionResourceLock: "leases",
+		// The fence wraps the lock: it knows when the lease was last
+		// surely held, and the apply layer writes only within that.
+		LeaderElectionResourceLockInterface: fenceLock(fence),
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       &le.LeaseDuration.Duration,
+		RenewDeadline:                       &le.RenewDeadline.Duration,
+		RetryPeriod:                         &le.RetryPeriod.Duration,
+		Metrics:                             metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		HealthProbeBindAddress:              cfg.Health.HealthProbeBindAddress,
+		PprofBindAddress:                    opts.PprofBindAddress,
+		GracefulShutdownTimeout:             opts.GracefulShutdownTimeout,
+		Controller:                          ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SeveralPerProcess)},
+		ReadinessEndpointName:               cfg.Health.ReadinessEndpointName,
+		LivenessEndpointName:                cfg.Health.LivenessEndpointName,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host:    cfg.Webhook.Host,
 			Port:    *cfg.Webhook.Port,
@@ -101,7 +111,11 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
-	if err := controller.Setup(ctx, mgr, controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing)}); err != nil {
+	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing)}
+	if fence != nil {
+		copts.Fence = fence
+	}
+	if err := controller.Setup(ctx, mgr, copts); err != nil {
 		return nil, err
 	}
 	if err := in.setupReconcilers(ctx, mgr); err != nil {

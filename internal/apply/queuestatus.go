@@ -1,4 +1,4 @@
-package controller
+package apply
 
 import (
 	"context"
@@ -25,7 +25,8 @@ import (
 // admissions; the queues written longest ago go first.
 type QueueStatusWriter struct {
 	Client             client.Client
-	State              *State
+	Tracker            *Tracker
+	Dispatcher         *Dispatcher
 	Period             time.Duration
 	MaxWritesPerPeriod int
 	Clock              clock.WithTicker
@@ -57,24 +58,24 @@ func (w *QueueStatusWriter) Start(ctx context.Context) error {
 }
 
 func (w *QueueStatusWriter) flush(ctx context.Context) {
-	byCQ, byLQ := w.State.Cache.Usages()
-	lqToCQ := w.State.Cache.LocalQueueKeys()
+	byCQ, byLQ := w.Tracker.Cache.Usages()
+	lqToCQ := w.Tracker.Cache.LocalQueueKeys()
 	pendingByLQ := map[string]int32{}
 	pendingByCQ := map[string]int32{}
-	for _, info := range w.State.Queues.All() {
+	for _, info := range w.Tracker.Queues.All() {
 		key := info.Namespace + "/" + info.LocalQueue
 		pendingByLQ[key]++
 		if cq, ok := lqToCQ[key]; ok {
 			pendingByCQ[cq]++
 		}
 	}
-	cqShares, cohortShares := w.State.Cache.WeightedShares()
+	cqShares, cohortShares := w.Tracker.Cache.WeightedShares()
 	reserved := func(u *cache.Usage) quota.Amounts { return u.Reserved }
 	admitted := func(u *cache.Usage) quota.Amounts { return u.Admitted }
 	var updates []statusUpdate
-	for _, name := range w.State.Cache.ClusterQueueNames() {
+	for _, name := range w.Tracker.Cache.ClusterQueueNames() {
 		usage := byCQ[name]
-		updates = appendIfChanged(ctx, updates, w.Client, &kueue.ClusterQueue{}, client.ObjectKey{Name: name}, func(cq *kueue.ClusterQueue) bool {
+		updates = appendIfChanged(ctx, w, updates, &kueue.ClusterQueue{}, client.ObjectKey{Name: name}, func(cq *kueue.ClusterQueue) bool {
 			desired := cq.Status.DeepCopy()
 			desired.PendingWorkloads = pendingByCQ[name]
 			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
@@ -88,9 +89,9 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 	}
 	for key, cqName := range lqToCQ {
 		ns, name := splitKey(key)
-		cq, _ := w.State.Cache.ClusterQueue(cqName)
+		cq, _ := w.Tracker.Cache.ClusterQueue(cqName)
 		usage := byLQ[key]
-		updates = appendIfChanged(ctx, updates, w.Client, &kueue.LocalQueue{}, client.ObjectKey{Namespace: ns, Name: name}, func(lq *kueue.LocalQueue) bool {
+		updates = appendIfChanged(ctx, w, updates, &kueue.LocalQueue{}, client.ObjectKey{Namespace: ns, Name: name}, func(lq *kueue.LocalQueue) bool {
 			desired := lq.Status.DeepCopy()
 			desired.PendingWorkloads = pendingByLQ[key]
 			desired.ReservingWorkloads, desired.AdmittedWorkloads = counts(usage)
@@ -101,8 +102,8 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			return changed
 		})
 	}
-	for _, name := range w.State.Cache.CohortNames() {
-		updates = appendIfChanged(ctx, updates, w.Client, &kueue.Cohort{}, client.ObjectKey{Name: name}, func(co *kueue.Cohort) bool {
+	for _, name := range w.Tracker.Cache.CohortNames() {
+		updates = appendIfChanged(ctx, w, updates, &kueue.Cohort{}, client.ObjectKey{Name: name}, func(co *kueue.Cohort) bool {
 			desired := fairSharingStatus(cohortShares, name)
 			changed := !equality.Semantic.DeepEqual(co.Status.FairSharing, desired)
 			co.Status.FairSharing = desired
@@ -141,19 +142,28 @@ func (w *QueueStatusWriter) writeStalestFirst(updates []statusUpdate) {
 }
 
 // appendIfChanged reads a queue from the cache and lets update set its
-// status; when update reports a change, it appends the write of it.
-func appendIfChanged[T client.Object](ctx context.Context, updates []statusUpdate, c client.Client, obj T, key client.ObjectKey, update func(T) bool) []statusUpdate {
-	if err := c.Get(ctx, key, obj); err != nil {
+// status; when update reports a change, it appends the write of it, which
+// goes through the dispatcher as a background write (a newer status of the
+// queue replaces one still queued).
+func appendIfChanged[T client.Object](ctx context.Context, w *QueueStatusWriter, updates []statusUpdate, obj T, key client.ObjectKey, update func(T) bool) []statusUpdate {
+	if err := w.Client.Get(ctx, key, obj); err != nil {
 		return updates
 	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	if !update(obj) {
 		return updates
 	}
-	return append(updates, statusUpdate{key: fmt.Sprintf("%T/%s", obj, key), write: func() {
-		if err := c.Status().Patch(ctx, obj, patch); err != nil {
-			ctrl.LoggerFrom(ctx).V(2).Info("writing queue status", "queue", key.String(), "error", err.Error())
-		}
+	name := fmt.Sprintf("%T/%s", obj, key)
+	return append(updates, statusUpdate{key: name, write: func() {
+		w.Dispatcher.Add(Write{Object: name, Kind: writeQueue, Class: Background, Run: func(ctx context.Context) Outcome {
+			err := w.Client.Status().Patch(ctx, obj, patch)
+			countWrite(writeQueue, err)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).V(2).Info("writing queue status", "queue", key.String(), "error", err.Error())
+			}
+			// Not retried: the next period computes it afresh.
+			return Done
+		}})
 	}})
 }
 

@@ -1,4 +1,4 @@
-package controller
+package apply
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-func TestPendingWrite(t *testing.T) {
+func TestVerdictDue(t *testing.T) {
 	now := time.Unix(10_000, 0)
 	waitingFor := func(message string) metav1.Condition {
 		return metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: kueue.ReasonWaitingForQuota, Message: message}
@@ -47,17 +47,17 @@ func TestPendingWrite(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Scheduler{State: NewState(), Clock: clocktesting.NewFakeClock(now), MessageRefresh: 5 * time.Second,
-				queued: map[string]queuedVerdict{}, refreshBudget: tc.budget}
+			v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Clock: clocktesting.NewFakeClock(now)}, Refresh: 5 * time.Second,
+				queued: map[string]queuedVerdict{}, budget: tc.budget}
 			wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "1"}}
 			wl.Status.Conditions = tc.conditions
 			info := &workload.Info{Key: "ns/w", Obj: wl}
 			if tc.queued != nil {
-				s.queued[info.Key] = *tc.queued
+				v.queued[info.Key] = *tc.queued
 			}
-			got := s.pendingWrite(scheduler.Decision{Info: info, Reason: tc.reason, Message: tc.message})
+			got := v.due(scheduler.Decision{Info: info, Reason: tc.reason, Message: tc.message})
 			if got != tc.want {
-				t.Errorf("pendingWrite = %v, want %v", got, tc.want)
+				t.Errorf("due = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,147 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Admitter runs admission cycles while this manager is the leader: it
+// takes a snapshot, lets internal/scheduler decide, and hands the decisions
+// to the write path. An admission is charged ("assumed") as soon as it is
+// decided, so the next cycle does not wait for the write.
+type Admitter struct {
+	Client     client.Client
+	Tracker    *Tracker
+	Workloads  *Workloads
+	Verdicts   *Verdicts
+	Dispatcher *Dispatcher
+	Clock      clock.Clock
+	// DrainTimeout bounds how long queued urgent writes may take once the
+	// manager stops.
+	DrainTimeout time.Duration
+}
+
+// NeedLeaderElection: only the leader admits.
+func (a *Admitter) NeedLeaderElection() bool { return true }
+
+// Start rebuilds the state from the informer cache, starts the write path,
+// then runs cycles until ctx ends; it returns once the urgent writes queued
+// are made (or DrainTimeout passed), so that a new leader sees them.
+func (a *Admitter) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("admitter")
+	if err := a.rebuild(ctx); err != nil {
+		return err
+	}
+	// Writes in flight finish even as the manager stops, within a bound.
+	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWrites()
+	a.Dispatcher.Start(writeCtx)
+	defer a.Dispatcher.Stop(cancelWrites, a.DrainTimeout)
+	log.Info("admitting")
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.Tracker.Queues.Wake():
+		}
+		a.cycle(ctx)
+	}
+}
+
+// rebuild makes sure that every reservation recorded in the API is charged
+// before the first cycle: after a restart or a leader change nothing may be
+// admitted beyond quota. It also primes the queues and queue definitions so
+// the first cycle doesn't wait for each reconciler.
+func (a *Admitter) rebuild(ctx context.Context) error {
+	cqs := &kueue.ClusterQueueList{}
+	if err := a.Client.List(ctx, cqs); err != nil {
+		return fmt.Errorf("listing ClusterQueues: %w", err)
+	}
+	for i := range cqs.Items {
+		cq := &cqs.Items[i]
+		if _, known := a.Tracker.Cache.ClusterQueue(cq.Name); !known {
+			active := meta.FindStatusCondition(cq.Status.Conditions, kueue.ConditionActive)
+			if active == nil {
+				active = &metav1.Condition{Status: metav1.ConditionFalse, Message: "not evaluated yet"}
+			}
+			a.Tracker.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
+		}
+	}
+	for _, list := range []client.ObjectList{&kueue.LocalQueueList{}, &kueue.CohortList{}, &kueue.ResourceFlavorList{}, &corev1.NamespaceList{}} {
+		if err := a.Client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing %T: %w", list, err)
+		}
+		_ = meta.EachListItem(list, func(obj runtime.Object) error {
+			switch o := obj.(type) {
+			case *kueue.LocalQueue:
+				a.Tracker.Cache.SetLocalQueue(o)
+			case *kueue.Cohort:
+				a.Tracker.Cache.SetCohort(o)
+			case *kueue.ResourceFlavor:
+				a.Tracker.Cache.SetFlavor(o)
+			case *corev1.Namespace:
+				a.Tracker.Cache.SetNamespace(o.Name, o.Labels)
+			}
+			return nil
+		})
+	}
+	wls := &kueue.WorkloadList{}
+	if err := a.Client.List(ctx, wls); err != nil {
+		return fmt.Errorf("listing Workloads: %w", err)
+	}
+	for i := range wls.Items {
+		wl := &wls.Items[i]
+		switch {
+		case !wl.DeletionTimestamp.IsZero() || workload.IsFinished(wl):
+		case workload.HasQuotaReservation(wl), workload.IsActive(wl) && !a.Tracker.Cache.Holds(workload.Key(wl)):
+			a.Tracker.Observe(wl)
+		}
+	}
+	return nil
+}
+
+// cycle decides and hands the writes to the write path.
+func (a *Admitter) cycle(ctx context.Context) {
+	started := a.Clock.Now()
+	// Before the snapshot: a requeue after it voids its park verdicts.
+	requeues := a.Tracker.Queues.Requeues()
+	snap := a.Tracker.Cache.Snapshot()
+	pending := a.Tracker.Queues.Pending()
+	if len(pending) == 0 {
+		return
+	}
+	decisions := scheduler.Schedule(snap, pending)
+	observeCycle(a.Clock.Since(started))
+	for i := range decisions {
+		d := decisions[i]
+		if d.Admitted() {
+			a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, a.Clock.Now())
+			admittedWorkloads.Inc()
+			a.Verdicts.Forget(d.Info.Key)
+			a.Workloads.Admit(d)
+			continue
+		}
+		for _, v := range d.Victims {
+			a.Workloads.Preempt(v, d)
+		}
+		a.Verdicts.Offer(d)
+		if d.Park {
+			a.Tracker.Queues.Park(d.Info, requeues)
+		}
+	}
+	a.Verdicts.Trim(len(pending))
+	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
+}

@@ -1,0 +1,360 @@
+package apply
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/cache"
+	"github.com/sluicehq/sluice/internal/queue"
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Tracker owns admission state: which workloads wait (the queues), which
+// hold quota (the cache), and the admissions and preemptions this manager
+// decided that the watch has not confirmed yet. Every move of a workload
+// between those happens here, under one lock; the package doc draws them.
+type Tracker struct {
+	Cache  *cache.Cache
+	Queues *queue.Queues
+	// StopsFirst tells whether a workload's job must stop before its
+	// reservation is cleared: such a Workload, deleted while it holds a
+	// reservation, keeps its quota until its job's integration lets it go.
+	StopsFirst func(*kueue.Workload) bool
+
+	mu sync.Mutex
+	// flights are the admissions decided here that the watch has not shown.
+	flights map[string]flight
+	// preempting are reserved workloads whose preemption was decided and
+	// not yet seen written: they stay out of the candidates.
+	preempting map[string]bool
+
+	seenMu sync.Mutex
+	seen   map[string]string // queue definition kind/name -> what was last fed
+
+	// written are the pending verdicts written that the watch hasn't shown.
+	written *ownWrites
+}
+
+// phase is where a decided admission stands.
+type phase int
+
+const (
+	// assumed: decided and charged; the write is queued or in flight.
+	assumed phase = iota + 1
+	// landed: written; charged until the watch shows the reservation.
+	landed
+	// uncertain: the write failed without saying whether it landed
+	// (timeout, lost connection): charged, so the quota is never given
+	// twice, until a read or the watch tells.
+	uncertain
+	// refused: the API refused the write: not charged; a read or the watch
+	// queues it again.
+	refused
+)
+
+func (p phase) String() string {
+	return [...]string{"", "assumed", "landed", "uncertain", "refused"}[p]
+}
+
+// flight is a decided admission: its phase, and the version it was decided
+// on (the watch delivering that version again says nothing new).
+type flight struct {
+	phase phase
+	base  string
+}
+
+// NewTracker makes an empty Tracker.
+func NewTracker() *Tracker {
+	return &Tracker{Cache: cache.New(), Queues: queue.New(), flights: map[string]flight{},
+		preempting: map[string]bool{}, seen: map[string]string{}, written: newOwnWrites()}
+}
+
+// Assume charges a decided admission and takes the workload out of the
+// queues: assumed.
+func (t *Tracker) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.flights[info.Key] = flight{phase: assumed, base: info.Obj.ResourceVersion}
+	t.Cache.Assume(info, clusterQueue, usage, now)
+	t.Queues.Delete(info.Key)
+}
+
+// Landed records that an admission write was accepted: assumed -> landed.
+func (t *Tracker) Landed(key string) { t.move(key, landed) }
+
+// Uncertain records that an admission write's outcome is unknown:
+// assumed -> uncertain. The quota stays charged.
+func (t *Tracker) Uncertain(key string) { t.move(key, uncertain) }
+
+// Refused records that the API refused an admission write: assumed ->
+// refused, and the quota is given back.
+func (t *Tracker) Refused(key string) {
+	if t.move(key, refused) {
+		t.quotaFreed(t.Cache.Release(key))
+	}
+}
+
+func (t *Tracker) move(key string, to phase) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.flights[key]
+	if !ok || f.phase != assumed {
+		return false
+	}
+	f.phase = to
+	t.flights[key] = f
+	return true
+}
+
+// Unsettled tells whether an admission of the workload is uncertain or
+// refused: a read of it from the API settles it.
+func (t *Tracker) Unsettled(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.flights[key]
+	return ok && (f.phase == uncertain || f.phase == refused)
+}
+
+// Phase is where a decided admission stands ("" when none is).
+func (t *Tracker) Phase(key string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.flights[key]; ok {
+		return f.phase.String()
+	}
+	return ""
+}
+
+// Observe applies a version of a Workload delivered by the watch. While an
+// admission of it is in flight, the write's outcome decides; the version it
+// was decided on says nothing new. Any other version is the truth.
+func (t *Tracker) Observe(wl *kueue.Workload) {
+	t.written.seen(wl)
+	key := workload.Key(wl)
+	t.mu.Lock()
+	if f, ok := t.flights[key]; ok {
+		if f.phase == assumed || wl.ResourceVersion == f.base {
+			t.mu.Unlock()
+			return
+		}
+		delete(t.flights, key)
+	}
+	freed := t.settle(key, wl)
+	t.mu.Unlock()
+	t.quotaFreed(freed)
+}
+
+// Resolve applies a version read from the API server to settle an
+// uncertain or refused admission: it is the truth, whatever its version.
+func (t *Tracker) Resolve(wl *kueue.Workload) {
+	key := workload.Key(wl)
+	t.mu.Lock()
+	delete(t.flights, key)
+	freed := t.settle(key, wl)
+	t.mu.Unlock()
+	t.quotaFreed(freed)
+}
+
+// settle makes the queues and the cache say what the Workload says: a
+// reservation is charged, a pending active workload waits, a finished or
+// deleted one is forgotten. The caller holds mu.
+func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
+	deleting := !wl.DeletionTimestamp.IsZero()
+	reserved := workload.HasQuotaReservation(wl) && !workload.IsFinished(wl)
+	switch {
+	case reserved && (!deleting || t.stillInUse(wl)):
+		t.Queues.Delete(key)
+		if workload.IsEvicting(wl) {
+			delete(t.preempting, key)
+		}
+		return t.Cache.SetReserved(wl, t.preempting[key])
+	case deleting || workload.IsFinished(wl):
+		return t.forgetLocked(key)
+	default:
+		delete(t.preempting, key)
+		freed = t.Cache.Release(key)
+		if workload.IsActive(wl) {
+			t.Queues.AddOrUpdate(workload.NewInfo(wl))
+		} else {
+			t.Queues.Delete(key)
+		}
+		return freed
+	}
+}
+
+// stillInUse tells whether a Workload being deleted may still have a job
+// running on its reservation: it belongs to a job that stops before its
+// quota goes, and carries the resource-in-use finalizer that job's
+// integration removes once nothing runs.
+func (t *Tracker) stillInUse(wl *kueue.Workload) bool {
+	return controllerutil.ContainsFinalizer(wl, kueue.ResourceInUseFinalizerName) &&
+		t.StopsFirst != nil && t.StopsFirst(wl)
+}
+
+// StillInUse is stillInUse for a Workload being deleted that holds a
+// reservation and has not finished.
+func (t *Tracker) StillInUse(wl *kueue.Workload) bool {
+	return !wl.DeletionTimestamp.IsZero() && workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && t.stillInUse(wl)
+}
+
+// Forget drops a workload that is gone.
+func (t *Tracker) Forget(key string) {
+	t.written.forget(key)
+	t.mu.Lock()
+	freed := t.forgetLocked(key)
+	t.mu.Unlock()
+	t.quotaFreed(freed)
+}
+
+func (t *Tracker) forgetLocked(key string) string {
+	delete(t.flights, key)
+	delete(t.preempting, key)
+	t.Queues.Delete(key)
+	return t.Cache.Release(key)
+}
+
+// Preempting records a decided preemption: the victim's quota counts as on
+// its way back and no later cycle picks it again, until the watch shows it
+// evicted or gone.
+func (t *Tracker) Preempting(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.preempting[key] = true
+	t.Cache.SetEvicting(key, true)
+}
+
+// quotaFreed wakes the parked workloads that share quota with a
+// ClusterQueue that got some back.
+func (t *Tracker) quotaFreed(clusterQueue string) {
+	if clusterQueue == "" {
+		return
+	}
+	members := t.Cache.CohortMembers(clusterQueue)
+	t.Queues.RequeueParked(func(info *workload.Info) bool {
+		lq, ok := t.Cache.LocalQueue(info.Namespace + "/" + info.LocalQueue)
+		return ok && members[string(lq.Spec.ClusterQueue)]
+	})
+}
+
+// changed records a version of what was fed for a queue definition and
+// tells whether it differs from the last one.
+func (t *Tracker) changed(key, version string) bool {
+	t.seenMu.Lock()
+	defer t.seenMu.Unlock()
+	if t.seen[key] == version {
+		return false
+	}
+	t.seen[key] = version
+	return true
+}
+
+// forgetDefinition drops what was fed for a deleted object, and requeues the
+// parked workloads: an object created again under the same name is new,
+// even at the same generation, and what waited for it may fit now.
+func (t *Tracker) forgetDefinition(key string) {
+	t.seenMu.Lock()
+	delete(t.seen, key)
+	t.seenMu.Unlock()
+	t.Queues.RequeueParked(nil)
+}
+
+// specVersion identifies a version of an object's spec: its UID (an object
+// deleted and created again starts at generation 1 again) and generation.
+func specVersion(uid types.UID, generation int64) string {
+	return string(uid) + "/" + strconv.FormatInt(generation, 10) + "/"
+}
+
+func labelsVersion(l map[string]string) string {
+	keys := slices.Sorted(maps.Keys(l))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + l[k] + ",")
+	}
+	return b.String()
+}
+
+// The queue definitions: a change that may let a parked workload fit (a
+// queue, cohort, flavor or namespace changed) requeues the parked
+// workloads; repeated events with nothing new do not.
+
+// SetClusterQueue records a ClusterQueue and its Active verdict.
+func (t *Tracker) SetClusterQueue(cq *kueue.ClusterQueue, active metav1.Condition) {
+	t.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
+	if t.changed("cq/"+cq.Name, specVersion(cq.UID, cq.Generation)+string(active.Status)+active.Message) {
+		t.Queues.RequeueParked(nil)
+	}
+}
+
+// DeleteClusterQueue forgets a ClusterQueue.
+func (t *Tracker) DeleteClusterQueue(name string) {
+	t.Cache.DeleteClusterQueue(name)
+	t.forgetDefinition("cq/" + name)
+}
+
+// SetLocalQueue records a LocalQueue.
+func (t *Tracker) SetLocalQueue(lq *kueue.LocalQueue) {
+	t.Cache.SetLocalQueue(lq)
+	if t.changed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.UID, lq.Generation)) {
+		t.Queues.RequeueParked(nil)
+	}
+}
+
+// DeleteLocalQueue forgets a LocalQueue by namespace/name.
+func (t *Tracker) DeleteLocalQueue(key string) {
+	t.Cache.DeleteLocalQueue(key)
+	t.forgetDefinition("lq/" + key)
+}
+
+// SetCohort records a Cohort.
+func (t *Tracker) SetCohort(co *kueue.Cohort) {
+	t.Cache.SetCohort(co)
+	if t.changed("cohort/"+co.Name, specVersion(co.UID, co.Generation)) {
+		t.Queues.RequeueParked(nil)
+	}
+}
+
+// DeleteCohort forgets a Cohort.
+func (t *Tracker) DeleteCohort(name string) {
+	t.Cache.DeleteCohort(name)
+	t.forgetDefinition("cohort/" + name)
+}
+
+// SetFlavor records a ResourceFlavor.
+func (t *Tracker) SetFlavor(rf *kueue.ResourceFlavor) {
+	t.Cache.SetFlavor(rf)
+	if t.changed("rf/"+rf.Name, specVersion(rf.UID, rf.Generation)) {
+		t.Queues.RequeueParked(nil)
+	}
+}
+
+// DeleteFlavor forgets a ResourceFlavor.
+func (t *Tracker) DeleteFlavor(name string) {
+	t.Cache.DeleteFlavor(name)
+	t.forgetDefinition("rf/" + name)
+}
+
+// SetNamespace records a namespace's labels.
+func (t *Tracker) SetNamespace(name string, labels map[string]string) {
+	t.Cache.SetNamespace(name, labels)
+	// Namespace labels are their version; a namespace created again under
+	// the same name was forgotten on delete, so its labels count as new.
+	if t.changed("ns/"+name, labelsVersion(labels)) {
+		t.Queues.RequeueParked(nil)
+	}
+}
+
+// DeleteNamespace forgets a namespace.
+func (t *Tracker) DeleteNamespace(name string) {
+	t.Cache.DeleteNamespace(name)
+	t.forgetDefinition("ns/" + name)
+}

@@ -1,0 +1,76 @@
+package apply
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+func TestTrackerAdmissionPhases(t *testing.T) {
+	now := time.Unix(5000, 0)
+	setup := func() (*Tracker, *workload.Info) {
+		tr := NewTracker()
+		wl := pendingWorkload("w", 0)
+		wl.ResourceVersion = "5"
+		tr.Observe(wl)
+		info := tr.Queues.Pending()[0]
+		tr.Assume(info, "cq", quota.Amounts{{Flavor: "default", Resource: corev1.ResourceCPU}: 1000}, now)
+		return tr, info
+	}
+	landed := func(tr *Tracker) { tr.Landed("ns/w") }
+	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w") }
+	refused := func(tr *Tracker) { tr.Refused("ns/w") }
+	pendingAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv} }
+	reservedAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv, reserved: true} }
+	cases := []struct {
+		name string
+		// outcome moves the admission after Assume (nil: still in flight).
+		outcome     func(*Tracker)
+		observe     *workloadVersion
+		wantPhase   string
+		wantCharged bool
+		wantQueued  bool
+	}{
+		{"in flight, the watch repeats the decided version", nil, pendingAt("5"), "assumed", true, false},
+		{"in flight, someone else wrote a newer version: the write's outcome decides", nil, pendingAt("6"), "assumed", true, false},
+		{"landed, the watch lags with the decided version", landed, pendingAt("5"), "landed", true, false},
+		{"landed, the watch shows it", landed, reservedAt("6"), "", true, false},
+		{"landed, then evicted and cleared before the watch showed it", landed, pendingAt("7"), "", false, true},
+		{"uncertain, the decided version says nothing", uncertain, pendingAt("5"), "uncertain", true, false},
+		{"uncertain, the watch shows it landed", uncertain, reservedAt("6"), "", true, false},
+		{"refused, not charged, not queued until told", refused, pendingAt("5"), "refused", false, false},
+		{"refused, a newer pending version queues it", refused, pendingAt("6"), "", false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, _ := setup()
+			if tc.outcome != nil {
+				tc.outcome(tr)
+			}
+			wl := pendingWorkload("w", 0)
+			if tc.observe.reserved {
+				wl = reservedWorkload("w", 0)
+			}
+			wl.ResourceVersion = tc.observe.rv
+			tr.Observe(wl)
+			if got := tr.Phase("ns/w"); got != tc.wantPhase {
+				t.Errorf("phase = %q, want %q", got, tc.wantPhase)
+			}
+			if got := tr.Cache.Holds("ns/w"); got != tc.wantCharged {
+				t.Errorf("charged = %v, want %v", got, tc.wantCharged)
+			}
+			if got := len(tr.Queues.All()) == 1; got != tc.wantQueued {
+				t.Errorf("queued = %v, want %v", got, tc.wantQueued)
+			}
+		})
+	}
+}
+
+type workloadVersion struct {
+	rv       string
+	reserved bool
+}

@@ -1,0 +1,204 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// Kinds of writes, as they appear in the writes metric.
+const (
+	writeAdmission  = "admission"
+	writePending    = "pending"
+	writePreemption = "preemption"
+	writeRecheck    = "recheck"
+	writeEviction   = "eviction"
+	writeQueue      = "queue-status"
+)
+
+// Workloads makes every Workload status write of sluice through the
+// Dispatcher and files their outcomes with the Tracker.
+type Workloads struct {
+	Client client.Client
+	// APIReader reads a Workload from the API server when the informer's
+	// copy proved stale (a conflict) or an outcome must be settled.
+	APIReader  client.Reader
+	Tracker    *Tracker
+	Dispatcher *Dispatcher
+	Clock      Clock
+	// Failures backs off a workload whose admission writes fail (a
+	// Workload webhook that is down): its next admission waits longer each
+	// time, instead of being decided and refused as fast as cycles run.
+	Failures     workqueue.TypedRateLimiter[string]
+	failuresOnce sync.Once
+}
+
+func workloadObject(key string) string { return "Workload/" + key }
+
+// Admit queues the write of a decided (and assumed) admission.
+func (w *Workloads) Admit(d scheduler.Decision) {
+	w.Dispatcher.Add(Write{Object: workloadObject(d.Info.Key), Kind: writeAdmission, Class: Urgent,
+		Run: func(ctx context.Context) Outcome { w.writeAdmission(ctx, d); return Done }})
+}
+
+// writeAdmission writes status.admission and the conditions in one patch,
+// conditional on the version the decision was made on. A refusal gives the
+// quota back; an unknown outcome keeps it charged; either way a read of the
+// workload settles it, retried until it succeeds.
+func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
+	key := d.Info.Key
+	base := w.Tracker.written.latest(d.Info)
+	wl := base.DeepCopy()
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	workload.SetAdmitted(wl, d.Admission, w.Clock.Now())
+	err := w.Client.Status().Patch(ctx, wl, patch)
+	countWrite(writeAdmission, err)
+	w.Tracker.written.forget(key)
+	var delay time.Duration
+	switch {
+	case err == nil:
+		w.failures().Forget(key)
+		w.Tracker.Landed(key)
+		return
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// A newer version, or none: nothing failed, look again at once.
+		w.Tracker.Refused(key)
+	case refusedByAPI(err):
+		ctrl.LoggerFrom(ctx).Error(err, "writing an admission: refused", "workload", key)
+		w.Tracker.Refused(key)
+		delay = w.failures().When(key)
+	default:
+		ctrl.LoggerFrom(ctx).Error(err, "writing an admission: outcome unknown, quota stays charged until a read tells", "workload", key)
+		w.Tracker.Uncertain(key)
+		delay = w.failures().When(key)
+	}
+	w.recheck(key, delay)
+}
+
+func (w *Workloads) failures() workqueue.TypedRateLimiter[string] {
+	w.failuresOnce.Do(func() {
+		if w.Failures == nil {
+			w.Failures = workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute)
+		}
+	})
+	return w.Failures
+}
+
+// refusedByAPI tells whether the API server answered that it did not make
+// a write (a 4xx other than a timeout): anything else may have landed.
+func refusedByAPI(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
+}
+
+// recheck reads a workload whose admission is uncertain or refused from the
+// API server and settles it, after delay; a failed read is retried after
+// the workload's backoff, so nothing waits for a resync.
+func (w *Workloads) recheck(key string, delay time.Duration) {
+	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: writeRecheck, Class: Urgent, Delay: delay, Run: func(ctx context.Context) Outcome {
+		if !w.Tracker.Unsettled(key) {
+			return Done // the watch settled it
+		}
+		namespace, name, _ := strings.Cut(key, "/")
+		latest := &kueue.Workload{}
+		err := w.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, latest)
+		countWrite(writeRecheck, err)
+		switch {
+		case apierrors.IsNotFound(err):
+			w.Tracker.Forget(key)
+		case err != nil:
+			return Retry
+		default:
+			w.Tracker.Resolve(latest)
+		}
+		return Done
+	}})
+}
+
+// Preempt queues the eviction of a victim: Evicted=True (reason Preempted)
+// and Preempted=True (the reason the cycle gave) naming the preemptor, in
+// one patch, retried until it lands or is moot. Its job integration stops
+// the job and gives the quota back.
+func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
+	reason := d.PreemptionReasons[victim.Key]
+	why := map[string]string{
+		kueue.InClusterQueueReason:                "prioritization in ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortReclamationReason:           "reclamation within the cohort by ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortReclaimWhileBorrowingReason: "reclamation within the cohort while borrowing, by ClusterQueue " + d.ClusterQueue,
+		kueue.InCohortFairSharingReason:           "fair sharing within the cohort, by ClusterQueue " + d.ClusterQueue,
+	}[reason]
+	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to %s", d.Info.Key, d.Info.UID, why)
+	w.Tracker.Preempting(victim.Key)
+	w.Patch(victim.Key, writePreemption, func(wl *kueue.Workload) bool {
+		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
+			return false
+		}
+		now := w.Clock.Now()
+		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
+			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+		return true
+	})
+}
+
+// Evict queues a status change of a reserved workload that the
+// WorkloadReconciler decided (an eviction, or clearing a reservation);
+// mutate is applied to the newest copy at write time and reports whether it
+// changed anything.
+func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool) {
+	w.Patch(key, writeEviction, mutate)
+}
+
+// Patch queues an urgent status patch of a Workload: mutate runs on the
+// informer's copy (nothing is written when it reports no change), and after
+// a conflict on the API server's. A failure is retried after the
+// workload's backoff; a missing workload needs nothing.
+func (w *Workloads) Patch(key, kind string, mutate func(*kueue.Workload) bool) {
+	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: kind, Class: Urgent, Run: func(ctx context.Context) Outcome {
+		namespace, name, _ := strings.Cut(key, "/")
+		for _, reader := range []client.Reader{w.Client, w.APIReader} {
+			wl := &kueue.Workload{}
+			if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
+				if apierrors.IsNotFound(err) {
+					return Done
+				}
+				return Retry
+			}
+			patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			if !mutate(wl) {
+				countWrite(kind, errSkipped)
+				return Done
+			}
+			err := w.Client.Status().Patch(ctx, wl, patch)
+			countWrite(kind, err)
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+				return Done
+			case !apierrors.IsConflict(err):
+				ctrl.LoggerFrom(ctx).V(2).Info("writing a workload's status", "workload", key, "write", kind, "error", err.Error())
+				return Retry
+			}
+			// The informer's copy was stale: try once more on the API's.
+		}
+		return Retry
+	}})
+}
