@@ -31,7 +31,7 @@ DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
 BENCH       ?= baseline
 
-.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz dev bench bench-properties fmt vet clean
+.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-properties fmt vet clean
 
 all: build
 
@@ -99,6 +99,12 @@ test-unit:
 
 test-integration: tools
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
+
+## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK); about DRILLS_MINUTES
+SOAK        ?= 20m
+DRILLS_RUN  ?= .
+drills: tools
+	KUBEBUILDER_ASSETS=$(K8S_BIN) SLUICE_SOAK=$(SOAK) go test -tags drills -count=1 -timeout 90m -v -run '$(DRILLS_RUN)' ./test/drills/
 
 ## fuzz: explore every fuzz target for FUZZ_TIME each (make test runs only their seed corpora)
 fuzz:

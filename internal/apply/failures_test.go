@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -302,7 +303,7 @@ func TestFailedPreemptionWriteIsRetried(t *testing.T) {
 		return nil, true
 	}, nil)
 	w.cycleAndSettle()
-	if workload.IsEvicting(w.get("low")) {
+	if evicted(w.get("low")) {
 		t.Fatal("evicted despite the failing write")
 	}
 	w.faults.set(func(name string) (error, bool) {
@@ -313,10 +314,14 @@ func TestFailedPreemptionWriteIsRetried(t *testing.T) {
 	}, nil)
 	w.step(time.Second)
 	w.step(time.Second)
-	if !workload.IsEvicting(w.get("low")) {
+	if !evicted(w.get("low")) {
 		t.Fatalf("the preemption was not retried until it landed (%d attempts)", w.faults.patchCount("low"))
 	}
 	if n := w.faults.patchCount("low"); n != 3 {
 		t.Fatalf("%d preemption writes, want 3 (two failures, one success)", n)
 	}
+}
+
+func evicted(wl *kueue.Workload) bool {
+	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) && !workload.HasQuotaReservation(wl)
 }

@@ -70,12 +70,14 @@ func (o *ownWrites) conditions(info *workload.Info) []metav1.Condition {
 }
 
 // seen drops what is known of a Workload once the watch delivered a version
-// other than the one a write of ours was made on: the written one, or newer.
+// newer than the one a write of ours produced. The written version itself
+// keeps the record: a cycle running then may still decide on the version
+// before it, and its write must go on top of ours, not be refused.
 func (o *ownWrites) seen(wl *kueue.Workload) {
 	key := workload.Key(wl)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.byKey[key]; ok && w.base != wl.ResourceVersion {
+	if w, ok := o.byKey[key]; ok && w.base != wl.ResourceVersion && w.written != wl.ResourceVersion {
 		delete(o.byKey, key)
 	}
 }

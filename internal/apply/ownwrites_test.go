@@ -47,10 +47,16 @@ func TestOwnWritesLatest(t *testing.T) {
 	if got := o.latest(info); got.ResourceVersion != "3" {
 		t.Fatalf("seeing the base dropped our write: latest = %s", got.ResourceVersion)
 	}
-	// A newer version arrives: ours is history.
+	// The watch delivers our write: a cycle may still decide on the old
+	// version, whose write must go on top of ours.
 	o.seen(versionOf("3"))
+	if got := o.latest(info); got.ResourceVersion != "3" {
+		t.Fatalf("seeing our own write dropped it: latest of the old info = %s, want 3", got.ResourceVersion)
+	}
+	// A newer version arrives: ours is history.
+	o.seen(versionOf("5"))
 	if got := o.latest(info); got.ResourceVersion != "1" {
-		t.Fatalf("after the watch caught up, latest of the old info = %s, want its own 1", got.ResourceVersion)
+		t.Fatalf("after the watch moved past our write, latest of the old info = %s, want its own 1", got.ResourceVersion)
 	}
 
 	o.record("ns/w", "1", versionOf("4"))

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -17,14 +18,19 @@ import (
 )
 
 // Verdicts writes why workloads wait (QuotaReserved=False, its reason and
-// message) as background writes: a new reason at once, new numbers under
-// the same reason at most once per Refresh per workload and PerSecond in
-// all, so that a backlog of thousands of waiting workloads costs a trickle
-// of writes instead of one per admission or release in their cohort.
+// message) as background writes. A workload admitted within Grace of
+// entering its queue never gets one (most are, and the write would cost as
+// much as the admission); after that, its first verdict and new numbers
+// under the same reason are written at most once per Refresh per workload
+// and PerSecond in all, so that a backlog of thousands of waiting workloads
+// costs a trickle of writes instead of one per admission or release in
+// their cohort. A verdict whose reason changes is written at once.
 type Verdicts struct {
 	Workloads *Workloads
+	Grace     time.Duration
 	Refresh   time.Duration
-	// PerSecond bounds the refreshes in all; 0 means no bound.
+	// PerSecond bounds first verdicts and refreshes in all; 0 means no
+	// bound.
 	PerSecond float64
 
 	once   sync.Once
@@ -35,10 +41,13 @@ type Verdicts struct {
 	// same verdict is not sent twice, and a new message of the same reason
 	// waits for Refresh.
 	queued map[string]queuedVerdict
-	// refreshDue are parked workloads whose message waits for the refresh
-	// interval; one timer requeues them.
-	refreshDue   map[string]bool
-	refreshArmed bool
+	// refreshDue are parked workloads whose verdict waits, and until when;
+	// one timer requeues them.
+	refreshDue map[string]time.Time
+	// refreshArmed is when the timer fires next (zero: not armed).
+	refreshArmed time.Time
+	timerMu      sync.Mutex
+	timer        clock.Timer
 }
 
 type queuedVerdict struct {
@@ -77,14 +86,15 @@ func (v *Verdicts) Offer(d scheduler.Decision) {
 		v.Workloads.Dispatcher.Add(Write{Object: workloadObject(d.Info.Key), Kind: writePending, Class: Background,
 			Run: func(ctx context.Context) Outcome { return v.write(ctx, d) }})
 	case writeLater:
-		v.refreshLater(d.Info.Key)
+		v.refreshLater(d.Info.Key, v.wait(d))
 	}
 }
 
 // due decides whether a pending verdict is written: never when the
-// condition already says it or the same verdict is on its way, at once for a
-// new reason, and for a message whose numbers changed, at most once per
-// Refresh per workload and PerSecond in all.
+// condition already says it or the same verdict is on its way; not within
+// Grace of the workload entering its queue; at once for a reason that
+// replaces another; a first verdict, or a message whose numbers changed, at
+// most once per Refresh per workload and PerSecond in all.
 func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 	conditions := v.Workloads.Tracker.written.conditions(d.Info)
 	if !workload.PendingDiffers(conditions, d.Reason, d.Message) {
@@ -96,20 +106,32 @@ func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 	if queued && last.reason == d.Reason && last.message == d.Message {
 		return noWrite
 	}
-	sameReason := queued && last.reason == d.Reason
+	sameReason, first := queued && last.reason == d.Reason, false
 	if !queued {
 		c := meta.FindStatusCondition(conditions, kueue.WorkloadQuotaReserved)
-		sameReason = c != nil && c.Status == metav1.ConditionFalse && c.Reason == d.Reason
+		first = c == nil || c.Status != metav1.ConditionFalse
+		sameReason = !first && c.Reason == d.Reason
 	}
 	switch {
-	case !sameReason:
+	case first && v.Workloads.Clock.Since(d.Info.QueueTime) < v.Grace:
+		return writeLater
+	case !sameReason && !first:
 		return writeNow
-	case queued && v.Workloads.Clock.Since(last.at) < v.Refresh:
+	case sameReason && queued && v.Workloads.Clock.Since(last.at) < v.Refresh:
 		return writeLater
 	case v.budget != nil && !v.budget.Allow():
 		return writeLater
 	}
 	return writeNow
+}
+
+// wait is how long a verdict due later waits: what is left of the
+// workload's grace, or the refresh interval.
+func (v *Verdicts) wait(d scheduler.Decision) time.Duration {
+	if left := v.Grace - v.Workloads.Clock.Since(d.Info.QueueTime); left > 0 {
+		return left
+	}
+	return v.Refresh
 }
 
 func (v *Verdicts) remember(d scheduler.Decision) {
@@ -136,29 +158,68 @@ func (v *Verdicts) Trim(pending int) {
 	}
 }
 
-// refreshLater requeues a parked workload once the refresh interval passed,
-// so that its message is brought up to date even if nothing else happens.
-func (v *Verdicts) refreshLater(key string) {
+// refreshLater requeues a parked workload after a while (its refresh
+// interval, or what is left of its grace), so that its verdict is written
+// even if nothing else happens. One timer serves them all, armed for the
+// earliest.
+func (v *Verdicts) refreshLater(key string, after time.Duration) {
+	now := v.Workloads.Clock.Now()
+	due := now.Add(after)
 	v.mu.Lock()
 	if v.refreshDue == nil {
-		v.refreshDue = map[string]bool{}
+		v.refreshDue = map[string]time.Time{}
 	}
-	v.refreshDue[key] = true
-	arm := !v.refreshArmed
-	v.refreshArmed = true
+	if old, ok := v.refreshDue[key]; !ok || due.Before(old) {
+		v.refreshDue[key] = due
+	}
+	arm := v.refreshArmed.IsZero() || due.Before(v.refreshArmed)
+	if arm {
+		v.refreshArmed = due
+	}
 	v.mu.Unlock()
-	if !arm {
+	if arm {
+		v.arm(after)
+	}
+}
+
+// arm sets the one timer to fire after d. It is called without mu held: a
+// fake clock runs the timer's function as it steps.
+func (v *Verdicts) arm(d time.Duration) {
+	v.timerMu.Lock()
+	defer v.timerMu.Unlock()
+	if v.timer == nil {
+		v.timer = v.Workloads.Clock.AfterFunc(d, v.refreshDueNow)
 		return
 	}
-	// Armed without the lock held: a fake clock runs the function as it
-	// steps.
-	v.Workloads.Clock.AfterFunc(v.Refresh, func() {
-		v.mu.Lock()
-		due := v.refreshDue
-		v.refreshDue, v.refreshArmed = nil, false
-		v.mu.Unlock()
-		v.Workloads.Tracker.Queues.RequeueParked(func(info *workload.Info) bool { return due[info.Key] })
-	})
+	v.timer.Stop()
+	v.timer.Reset(d)
+}
+
+// refreshDueNow requeues the workloads whose refresh is due and arms the
+// timer for the next.
+func (v *Verdicts) refreshDueNow() {
+	now := v.Workloads.Clock.Now()
+	v.mu.Lock()
+	ready := map[string]bool{}
+	var next time.Time
+	for key, due := range v.refreshDue {
+		if !due.After(now) {
+			ready[key] = true
+			delete(v.refreshDue, key)
+		} else if next.IsZero() || due.Before(next) {
+			next = due
+		}
+	}
+	v.refreshArmed = next
+	v.mu.Unlock()
+	if !next.IsZero() {
+		// Not from within the timer's function: a fake clock holds its
+		// lock while it runs it.
+		go v.arm(next.Sub(now))
+	}
+	if len(ready) > 0 {
+		v.Workloads.Tracker.Queues.RequeueParked(func(info *workload.Info) bool { return ready[info.Key] })
+	}
 }
 
 // write records why a workload waits, on top of the newest version known
@@ -188,7 +249,7 @@ func (v *Verdicts) write(ctx context.Context, d scheduler.Decision) Outcome {
 		// Evaluate it again later: a status change by someone else does
 		// not requeue a parked workload by itself.
 		v.Forget(d.Info.Key)
-		v.refreshLater(d.Info.Key)
+		v.refreshLater(d.Info.Key, v.Refresh)
 		return Done
 	}
 	return Retry

@@ -62,3 +62,28 @@ func TestVerdictDue(t *testing.T) {
 		})
 	}
 }
+
+func TestVerdictGrace(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
+	v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Clock: clk}, Grace: 2 * time.Second, Refresh: 5 * time.Second,
+		queued: map[string]queuedVerdict{}}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "1"}}
+	d := scheduler.Decision{Info: &workload.Info{Key: "ns/w", Obj: wl, QueueTime: clk.Now().Add(-time.Second)},
+		Reason: kueue.ReasonWaitingForQuota, Message: "available 1"}
+	if got := v.due(d); got != writeLater {
+		t.Fatalf("a workload queued 1s ago: due = %v, want later (grace 2s)", got)
+	}
+	if got := v.wait(d); got != time.Second {
+		t.Fatalf("wait = %s, want the second left of the grace", got)
+	}
+	clk.Step(time.Second)
+	if got := v.due(d); got != writeNow {
+		t.Fatalf("after the grace: due = %v, want now", got)
+	}
+	// A reason that replaces a written one is not held by the grace.
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: kueue.ReasonPending, Message: "stopped"}}
+	d.Info.QueueTime = clk.Now()
+	if got := v.due(d); got != writeNow {
+		t.Fatalf("a new reason within the grace: due = %v, want now", got)
+	}
+}

@@ -136,8 +136,9 @@ func (w *Workloads) recheck(key string, delay time.Duration) {
 
 // Preempt queues the eviction of a victim: Evicted=True (reason Preempted)
 // and Preempted=True (the reason the cycle gave) naming the preemptor, in
-// one patch, retried until it lands or is moot. Its job integration stops
-// the job and gives the quota back.
+// one patch, retried until it lands or is moot. A job's integration then
+// stops the job and gives the quota back; a workload with no job to stop
+// loses its reservation in the same patch (one write instead of two).
 func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 	reason := d.PreemptionReasons[victim.Key]
 	why := map[string]string{
@@ -148,14 +149,21 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 	}[reason]
 	message := fmt.Sprintf("Preempted to accommodate workload %s (UID: %s) due to %s", d.Info.Key, d.Info.UID, why)
 	w.Tracker.Preempting(victim.Key)
-	w.Patch(victim.Key, writePreemption, func(wl *kueue.Workload) bool {
+	// Read from the API server: a victim was often written just before
+	// (admitted, or its job finished) and the informer's copy would be
+	// refused.
+	w.patch(victim.Key, writePreemption, w.APIReader, func(wl *kueue.Workload) bool {
 		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
 			return false
 		}
 		now := w.Clock.Now()
-		workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
 		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue,
 			Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now), ObservedGeneration: wl.Generation})
+		if w.Tracker.StopsFirst != nil && w.Tracker.StopsFirst(wl) {
+			workload.MarkEvicted(wl, kueue.EvictedByPreemption, message, now)
+		} else {
+			workload.SetEvicted(wl, kueue.EvictedByPreemption, message, true, now)
+		}
 		return true
 	})
 }
@@ -165,17 +173,17 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 // mutate is applied to the newest copy at write time and reports whether it
 // changed anything.
 func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool) {
-	w.Patch(key, writeEviction, mutate)
+	w.patch(key, writeEviction, w.Client, mutate)
 }
 
-// Patch queues an urgent status patch of a Workload: mutate runs on the
-// informer's copy (nothing is written when it reports no change), and after
-// a conflict on the API server's. A failure is retried after the
+// patch queues an urgent status patch of a Workload: mutate runs on the copy
+// first read from reader (nothing is written when it reports no change),
+// and after a conflict on the API server's. A failure is retried after the
 // workload's backoff; a missing workload needs nothing.
-func (w *Workloads) Patch(key, kind string, mutate func(*kueue.Workload) bool) {
+func (w *Workloads) patch(key, kind string, first client.Reader, mutate func(*kueue.Workload) bool) {
 	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: kind, Class: Urgent, Run: func(ctx context.Context) Outcome {
 		namespace, name, _ := strings.Cut(key, "/")
-		for _, reader := range []client.Reader{w.Client, w.APIReader} {
+		for _, reader := range []client.Reader{first, w.APIReader} {
 			wl := &kueue.Workload{}
 			if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
 				if apierrors.IsNotFound(err) {

@@ -120,3 +120,9 @@ func FreeLocalAddress() (string, error) {
 	defer l.Close()
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port)), nil
 }
+
+// Signal sends sig to the child (the fault drills freeze, resume and kill
+// managers).
+func (p *Process) Signal(sig os.Signal) error {
+	return p.cmd.Process.Signal(sig)
+}

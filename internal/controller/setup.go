@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -27,6 +28,9 @@ type Options struct {
 	Fence apply.Fence
 	// Clock is the one clock of admission; nil is the real one.
 	Clock apply.Clock
+	// Client is what the reconcilers and the apply layer write with (the
+	// manager's client, fenced on the lease); nil is the manager's.
+	Client client.Client
 }
 
 // Setup registers the field indexes, every reconciler of this package and
@@ -35,7 +39,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	c := mgr.GetClient()
+	c := opts.Client
+	if c == nil {
+		c = mgr.GetClient()
+	}
 	var clk apply.Clock = clock.RealClock{}
 	if opts.Clock != nil {
 		clk = opts.Clock
@@ -64,7 +71,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 	}
 	admitter := &apply.Admitter{Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
-		Verdicts:     &apply.Verdicts{Workloads: workloads, Refresh: 5 * time.Second, PerSecond: 20},
+		Verdicts:     &apply.Verdicts{Workloads: workloads, Grace: VerdictGrace, Refresh: 5 * time.Second, PerSecond: 20},
 		DrainTimeout: 30 * time.Second}
 	if err := mgr.Add(admitter); err != nil {
 		return fmt.Errorf("adding the admitter: %w", err)
@@ -97,3 +104,7 @@ func ignoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 func controllerOptions(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: workers}
 }
+
+// VerdictGrace is how long a workload waits before sluice writes why: most
+// are admitted sooner, and the write would cost as much as the admission.
+const VerdictGrace = 2 * time.Second

@@ -70,117 +70,167 @@ type Options struct {
 	Nodes NodeOptions
 	// Out receives the ready line.
 	Out io.Writer
+	// NoManager starts no manager: the caller runs its own (the fault
+	// drills run `sluice manager` processes), and serves the webhooks at
+	// the address Env's webhook options name.
+	NoManager bool
+	// ControlPlaneMayBeGone ignores errors stopping etcd and kube-apiserver
+	// (a drill killed and restarted them).
+	ControlPlaneMayBeGone bool
 	// ManagerLog, if set, is called with the manager's log file
 	// (<data-dir>/logs/manager.log) before anything starts, to point the
 	// process's logger at it.
 	ManagerLog func(io.Writer)
 }
 
+// Cluster is a running local cluster: its control plane, components and
+// (unless Options.NoManager) the manager.
+type Cluster struct {
+	// Env is the control plane; its webhook options say where the
+	// webhook configurations point.
+	Env        *envtest.Environment
+	RestConfig *rest.Config
+	Kubeconfig string
+	DataDir    string
+	LogDir     string
+
+	components  *supervisor
+	managerDone chan error
+	// undo are what Start did, undone last first by Stop.
+	undo []func() error
+}
+
 // Run starts the cluster, prints the ready line and blocks until ctx ends
 // or a component dies, then stops everything it started, in reverse order.
 func Run(ctx context.Context, opts Options) (err error) {
-	if err := checkAssets(opts.AssetsDir); err != nil {
+	c, err := Start(ctx, opts)
+	if err != nil {
 		return err
+	}
+	defer func() {
+		if stopErr := c.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	fmt.Fprintf(opts.Out, "%s%s\n", ReadyLinePrefix, c.Kubeconfig)
+	return c.Wait(ctx)
+}
+
+// Start starts the cluster and returns once it answers: the components
+// healthy, the nodes Ready and, with the manager, its webhooks answering and
+// the sample's queues active. On error, what was started is stopped.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if err := checkAssets(opts.AssetsDir); err != nil {
+		return nil, err
 	}
 	nodes, err := buildNodes(opts.Nodes)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	c := &Cluster{components: &supervisor{}}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+		}
+	}()
 	dataDir, cleanup, err := prepareDataDir(opts.DataDir, opts.Keep)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer cleanup()
+	c.DataDir = dataDir
+	c.undo = append(c.undo, func() error { cleanup(); return nil })
 	logs, closeLogs, err := openLogs(filepath.Join(dataDir, "logs"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeLogs()
+	c.LogDir = logs.dir
+	c.undo = append(c.undo, func() error { closeLogs(); return nil })
 	if opts.ManagerLog != nil {
 		opts.ManagerLog(logs.manager)
 	}
 
-	env, err := newEnvironment(opts.AssetsDir, dataDir, logs)
-	if err != nil {
-		return err
+	if c.Env, err = newEnvironment(opts.AssetsDir, dataDir, logs); err != nil {
+		return nil, err
 	}
-	restConfig, err := env.Start()
-	if err != nil {
-		return fmt.Errorf("starting etcd and kube-apiserver (logs in %s): %w", logs.dir, err)
+	if c.RestConfig, err = c.Env.Start(); err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver (logs in %s): %w", logs.dir, err)
 	}
-	defer func() {
-		if stopErr := env.Stop(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping the control plane: %w", stopErr)
+	c.undo = append(c.undo, func() error {
+		if err := c.Env.Stop(); err != nil && !opts.ControlPlaneMayBeGone {
+			return fmt.Errorf("stopping the control plane: %w", err)
 		}
-	}()
+		return nil
+	})
 
-	kubeconfigPath := opts.KubeconfigOut
-	if kubeconfigPath == "" {
-		kubeconfigPath = filepath.Join(dataDir, "kubeconfig")
+	c.Kubeconfig = opts.KubeconfigOut
+	if c.Kubeconfig == "" {
+		c.Kubeconfig = filepath.Join(dataDir, "kubeconfig")
 	}
-	if err := WriteAdminKubeconfig(env, restConfig, kubeconfigPath); err != nil {
-		return err
+	if err := WriteAdminKubeconfig(c.Env, c.RestConfig, c.Kubeconfig); err != nil {
+		return nil, err
 	}
 	caFile := filepath.Join(dataDir, "ca.crt")
-	if err := os.WriteFile(caFile, restConfig.CAData, 0o644); err != nil {
-		return fmt.Errorf("writing the cluster CA: %w", err)
+	if err := os.WriteFile(caFile, c.RestConfig.CAData, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the cluster CA: %w", err)
 	}
-	files := clusterFiles{assets: opts.AssetsDir, dataDir: dataDir, logDir: logs.dir, kubeconfig: kubeconfigPath,
-		certDir: env.ControlPlane.APIServer.CertDir, caFile: caFile}
-	components := &supervisor{}
-	defer components.stopAll()
+	files := clusterFiles{assets: opts.AssetsDir, dataDir: dataDir, logDir: logs.dir, kubeconfig: c.Kubeconfig,
+		certDir: c.Env.ControlPlane.APIServer.CertDir, caFile: caFile}
+	c.undo = append(c.undo, func() error { c.components.stopAll(); return nil })
 	for _, spec := range []func(clusterFiles) (componentSpec, error){controllerManagerSpec, schedulerSpec, kwokSpec} {
 		s, err := spec(files)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := components.start(ctx, s, logs.dir); err != nil {
-			return err
+		if err := c.components.start(ctx, s, logs.dir); err != nil {
+			return nil, err
 		}
 	}
-	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
+	cl, err := client.New(c.RestConfig, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
-		return fmt.Errorf("creating a client: %w", err)
+		return nil, fmt.Errorf("creating a client: %w", err)
 	}
-	if err := createNodes(ctx, c, nodes); err != nil {
-		return err
+	if err := createNodes(ctx, cl, nodes); err != nil {
+		return nil, err
+	}
+	if opts.NoManager {
+		return c, waitUntilReady(ctx, cl, readiness{nodes: len(nodes)}, c.components.died)
 	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
-	defer stopManager()
-	managerDone, err := startManager(mgrCtx, env, restConfig)
-	if err != nil {
-		return err
+	if c.managerDone, err = startManager(mgrCtx, c.Env, c.RestConfig); err != nil {
+		stopManager()
+		return nil, err
 	}
-	defer func() {
+	c.undo = append(c.undo, func() error {
 		stopManager()
 		select {
-		case mgrErr := <-managerDone:
-			if mgrErr != nil && err == nil {
-				err = mgrErr
-			}
+		case mgrErr := <-c.managerDone:
+			return mgrErr
 		case <-time.After(managerStopTimeout):
 			// A manager whose API server is gone may block on its last
 			// writes; the cluster stops anyway.
 			fmt.Fprintf(os.Stderr, "the manager did not stop within %s; stopping the cluster anyway\n", managerStopTimeout)
+			return nil
 		}
-	}()
-	died := func() error {
-		select {
-		case mgrErr := <-managerDone:
-			managerDone <- mgrErr
-			return fmt.Errorf("the manager stopped: %w", mgrErr)
-		default:
-		}
-		return components.died()
-	}
+	})
+	return c, waitUntilReady(ctx, cl, readiness{webhooks: true, sample: !opts.NoSample, nodes: len(nodes)}, c.died)
+}
 
-	if err := waitUntilReady(ctx, c, !opts.NoSample, len(nodes), died); err != nil {
-		return err
+// died names a component (or the manager) that stopped, or returns nil.
+func (c *Cluster) died() error {
+	select {
+	case mgrErr := <-c.managerDone:
+		c.managerDone <- mgrErr
+		return fmt.Errorf("the manager stopped: %w", mgrErr)
+	default:
 	}
-	fmt.Fprintf(opts.Out, "%s%s\n", ReadyLinePrefix, kubeconfigPath)
+	return c.components.died()
+}
 
-	apiServer, err := kubernetes.NewForConfig(restConfig)
+// Wait blocks until ctx ends (nil) or a component, the manager or the API
+// server dies (its error).
+func (c *Cluster) Wait(ctx context.Context) error {
+	apiServer, err := kubernetes.NewForConfig(c.RestConfig)
 	if err != nil {
 		return fmt.Errorf("creating a clientset: %w", err)
 	}
@@ -188,18 +238,31 @@ func Run(ctx context.Context, opts Options) (err error) {
 	select {
 	case <-ctx.Done():
 		return nil
-	case mgrErr := <-managerDone:
-		managerDone <- mgrErr
+	case mgrErr := <-c.managerDone:
+		c.managerDone <- mgrErr
 		// The manager stops when it loses the API server: name the cause.
 		if err := livez(ctx, apiServer); err != nil {
-			return fmt.Errorf("kube-apiserver stopped answering /livez: %w (logs in %s); the cluster is stopped", err, logs.dir)
+			return fmt.Errorf("kube-apiserver stopped answering /livez: %w (logs in %s); the cluster is stopped", err, c.LogDir)
 		}
 		return fmt.Errorf("the manager stopped: %w; the cluster is stopped", mgrErr)
-	case <-components.anyExited():
-		return fmt.Errorf("%w; the cluster is stopped", components.died())
+	case <-c.components.anyExited():
+		return fmt.Errorf("%w; the cluster is stopped", c.components.died())
 	case err := <-apiServerDown:
-		return fmt.Errorf("%w (logs in %s); the cluster is stopped", err, logs.dir)
+		return fmt.Errorf("%w (logs in %s); the cluster is stopped", err, c.LogDir)
 	}
+}
+
+// Stop stops everything Start started, last started first, and returns the
+// first error.
+func (c *Cluster) Stop() error {
+	var first error
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		if err := c.undo[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.undo = nil
+	return first
 }
 
 // livez asks kube-apiserver whether it (and etcd) is alive.
@@ -369,12 +432,18 @@ func startManager(ctx context.Context, env *envtest.Environment, restConfig *res
 	return done, nil
 }
 
+// readiness is what waitUntilReady waits for.
+type readiness struct {
+	webhooks, sample bool
+	nodes            int
+}
+
 // waitUntilReady returns once the manager's webhooks and controllers answer
 // and the simulated nodes are Ready: the sample goes through the webhooks,
 // and its ClusterQueues turn Active through the controllers. Without the
 // sample, a dry-run create of an invalid object must come back rejected by
 // the webhook. died reports a component that stopped meanwhile.
-func waitUntilReady(ctx context.Context, c client.Client, applySample bool, nodes int, died func() error) error {
+func waitUntilReady(ctx context.Context, c client.Client, want readiness, died func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	poll := func(what string, cond wait.ConditionWithContextFunc) error {
@@ -389,17 +458,19 @@ func waitUntilReady(ctx context.Context, c client.Client, applySample bool, node
 		}
 		return nil
 	}
-	if err := poll("the webhooks", func(ctx context.Context) (bool, error) {
-		return webhookRejects(ctx, c), nil
+	if want.webhooks {
+		if err := poll("the webhooks", func(ctx context.Context) (bool, error) {
+			return webhookRejects(ctx, c), nil
+		}); err != nil {
+			return err
+		}
+	}
+	if err := poll(fmt.Sprintf("%d simulated nodes to be Ready", want.nodes), func(ctx context.Context) (bool, error) {
+		return nodesReady(ctx, c, want.nodes)
 	}); err != nil {
 		return err
 	}
-	if err := poll(fmt.Sprintf("%d simulated nodes to be Ready", nodes), func(ctx context.Context) (bool, error) {
-		return nodesReady(ctx, c, nodes)
-	}); err != nil {
-		return err
-	}
-	if !applySample {
+	if !want.sample {
 		return nil
 	}
 	objs, err := config.SampleQueues()

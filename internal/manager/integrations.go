@@ -60,13 +60,13 @@ func (in *integrations) stopsFirst(wl *kueue.Workload) bool {
 	return integration.OwnedByKind(wl, in.policy.ParentKinds) || (in.enabled[configapi.FrameworkPod] && pod.IsGroupWorkload(wl))
 }
 
-func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
+func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client) error {
 	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer(), in.kinds); err != nil {
 		return err
 	}
 	for _, k := range in.kinds {
 		r := &integration.Reconciler{
-			Client:    mgr.GetClient(),
+			Client:    writer,
 			APIReader: mgr.GetAPIReader(),
 			Kind:      k,
 			Policy:    in.policy,
@@ -82,7 +82,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager) 
 		if err := in.notices.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod notices: %w", err)
 		}
-		if err := (&pod.GroupReconciler{Client: mgr.GetClient(), Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
+		if err := (&pod.GroupReconciler{Client: writer, Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod groups: %w", err)
 		}
 	}

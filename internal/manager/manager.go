@@ -111,14 +111,17 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
-	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing)}
+	// The leader's controllers write through the fence.
+	writer := mgr.GetClient()
+	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Client: writer}
 	if fence != nil {
 		copts.Fence = fence
+		copts.Client = fencedClient(writer, fence)
 	}
 	if err := controller.Setup(ctx, mgr, copts); err != nil {
 		return nil, err
 	}
-	if err := in.setupReconcilers(ctx, mgr); err != nil {
+	if err := in.setupReconcilers(ctx, mgr, copts.Client); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 
@@ -29,13 +30,17 @@ import (
 //
 // It works on single-level trees and on trees whose cohorts have no limits
 // of their own; that covers the tests that use it.
+// ErrRead marks a CheckQuotaInvariant that could not read the cluster (it
+// checked nothing), as opposed to one that found a violation.
+var ErrRead = errors.New("reading the cluster")
+
 func CheckQuotaInvariant(ctx context.Context, c client.Client) error {
 	cqs := &kueue.ClusterQueueList{}
 	cohorts := &kueue.CohortList{}
 	wls := &kueue.WorkloadList{}
 	for _, l := range []client.ObjectList{cqs, cohorts, wls} {
 		if err := c.List(ctx, l); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrRead, err)
 		}
 	}
 	type cell struct{ flavor, resource string }

@@ -1,0 +1,45 @@
+//go:build drills
+
+// Package drills injects faults into a running sluice and checks that
+// nothing is lost: each drill starts its own etcd, kube-apiserver,
+// controller-manager, scheduler and simulated nodes, one or two `sluice
+// manager` processes (the binary, built here), creates load, injects one
+// fault and checks the invariants throughout. `make drills` runs them; they
+// print what they checked and the figures docs/reliability.md reports.
+package drills
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+var (
+	sluiceBin string
+	assetsDir string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if assetsDir, err = framework.AssetsDir(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "sluice-drills-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if sluiceBin, err = framework.BuildSluice(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
