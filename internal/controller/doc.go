@@ -1,6 +1,9 @@
 // Package controller owns the reconcilers of the queueing objects: the
-// finalizers that keep referenced objects alive and the Active conditions of
-// ClusterQueues and LocalQueues. Reconcilers read from the manager's cache and
-// write only when a verdict changes. Decisions about admitting workloads do
-// not belong here (internal/scheduler makes them); this package applies them.
+// finalizers that keep referenced objects alive, the Active conditions of
+// ClusterQueues and LocalQueues, and feeding every change of a queue,
+// cohort, flavor, namespace or Workload to admission's state
+// (internal/apply.Tracker). Reconcilers read from the manager's cache and
+// write only when a verdict changes. Admission decisions are
+// internal/scheduler's and their writes internal/apply's; Setup wires the
+// three together.
 package controller

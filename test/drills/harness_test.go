@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,13 +50,21 @@ type drillCluster struct {
 	restarted []*exec.Cmd
 }
 
-// managerProc is one `sluice manager` process.
+// managerProc is one `sluice manager` replica: its process, started
+// again when it exits, as a Deployment's would be (a manager that loses
+// its lease exits).
 type managerProc struct {
 	name       string
-	proc       *childproc.Process
+	args       []string
+	logDir     string
 	api        *apiProxy
 	metricsURL string
 	readyzURL  string
+
+	mu       sync.Mutex
+	proc     *childproc.Process
+	stopped  bool
+	restarts int
 }
 
 // lease timings of the drills' managers: short, so that a takeover fits in
@@ -166,24 +175,73 @@ func (d *drillCluster) startManager(name string) *managerProc {
 	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
 		d.t.Fatal(err)
 	}
-	proc, err := childproc.Start(name, sluiceBin, []string{"manager", "--config", cfgFile, "--kubeconfig", kubeconfig,
-		"--internal-cert-management=false"}, filepath.Join(d.dir, name+".log"))
+	args := []string{"manager", "--config", cfgFile, "--kubeconfig", kubeconfig, "--internal-cert-management=false"}
+	proc, err := childproc.Start(name, sluiceBin, args, filepath.Join(d.dir, name+".log"))
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	m := &managerProc{name: name, proc: proc, api: api, metricsURL: "http://" + metricsAddr + "/metrics", readyzURL: "http://" + healthAddr + "/readyz"}
+	m := &managerProc{name: name, args: args, logDir: d.dir, proc: proc, api: api,
+		metricsURL: "http://" + metricsAddr + "/metrics", readyzURL: "http://" + healthAddr + "/readyz"}
 	if err := proc.WaitHealthy(d.ctx, m.readyzURL, time.Minute); err != nil {
 		d.t.Fatalf("starting %s: %v", name, err)
 	}
+	go m.supervise(d.ctx)
 	d.webhooks.add(webhookAddr, m.readyzURL)
+	d.eventually(name+"'s webhooks to be routed to", time.Minute, func(context.Context) (bool, error) {
+		return d.webhooks.isReady(webhookAddr), nil
+	})
 	d.managers = append(d.managers, m)
 	return m
 }
 
-func (m *managerProc) stop() { m.proc.Stop(10 * time.Second) }
+// current is the manager's process now.
+func (m *managerProc) current() *childproc.Process {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc
+}
 
-// signal sends a signal to the manager process.
-func (m *managerProc) signal(sig syscall.Signal) error { return m.proc.Signal(sig) }
+// supervise starts the manager again a second after it exits, until stop.
+func (m *managerProc) supervise(ctx context.Context) {
+	for {
+		p := m.current()
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.Exited():
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second): // a restart backoff, as the kubelet's
+		}
+		m.mu.Lock()
+		if m.stopped {
+			m.mu.Unlock()
+			return
+		}
+		m.restarts++
+		next, err := childproc.Start(m.name, sluiceBin, m.args, filepath.Join(m.logDir, fmt.Sprintf("%s-%d.log", m.name, m.restarts)))
+		if err == nil {
+			m.proc = next
+		}
+		m.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (m *managerProc) stop() {
+	m.mu.Lock()
+	m.stopped = true
+	p := m.proc
+	m.mu.Unlock()
+	p.Stop(10 * time.Second)
+}
+
+// signal sends a signal to the manager's process now.
+func (m *managerProc) signal(sig syscall.Signal) error { return m.current().Signal(sig) }
 
 func splitHostPort(addr string) (string, int) {
 	i := strings.LastIndex(addr, ":")

@@ -53,12 +53,19 @@ type checker struct {
 	// suspects are running pods seen without a reservation once: a second
 	// sighting is a violation (the first may be a race between the lists).
 	suspects map[types.UID]bool
+	// fitsSince is, for each pending Workload that fits in the free quota
+	// of its queue, since when it has fitted without a break; faultOver is
+	// when the drill's last fault ended (zero: not over yet). A Workload
+	// fitting for maxRecovery past both is (F).
+	fitsSince  map[types.UID]time.Time
+	faultOver  time.Time
+	longestFit time.Duration
 }
 
 func (d *drillCluster) startChecker(namespace string) *checker {
 	c := &checker{d: d, namespace: namespace, admissions: map[types.UID]int{}, evictions: map[types.UID]int{},
 		reserved: map[types.UID]bool{}, evictedAt: map[types.UID]metav1.Time{}, admittedAt: map[types.UID]time.Time{},
-		names: map[types.UID]string{}, suspects: map[types.UID]bool{}}
+		names: map[types.UID]string{}, suspects: map[types.UID]bool{}, fitsSince: map[types.UID]time.Time{}}
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.t.Cleanup(cancel)
 	go c.watchWorkloads(ctx)
@@ -110,6 +117,10 @@ func (c *checker) checkOnce(ctx context.Context) {
 			}
 		}
 	}
+	cq := &kueue.ClusterQueue{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: "cq"}, cq); err == nil {
+		c.checkFits(cq, wls.Items)
+	}
 	pods := &corev1.PodList{}
 	if err := cl.List(ctx, pods, client.InNamespace(c.namespace)); err != nil {
 		return
@@ -137,6 +148,87 @@ func isReadError(err error) bool {
 	return errors.Is(err, framework.ErrRead) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
+// checkFits tracks (F): pending Workloads whose CPU fits in what the
+// queue has free.
+func (c *checker) checkFits(cq *kueue.ClusterQueue, wls []kueue.Workload) {
+	free := int64(0)
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			for _, r := range f.Resources {
+				if r.Name == corev1.ResourceCPU {
+					free += r.NominalQuota.MilliValue()
+				}
+			}
+		}
+	}
+	for i := range wls {
+		wl := &wls[i]
+		if workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) {
+			for _, psa := range wl.Status.Admission.PodSetAssignments {
+				q := psa.ResourceUsage[corev1.ResourceCPU]
+				free -= q.MilliValue()
+			}
+		}
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fitting := map[types.UID]bool{}
+	for i := range wls {
+		wl := &wls[i]
+		if workload.HasQuotaReservation(wl) || workload.IsFinished(wl) || !wl.DeletionTimestamp.IsZero() {
+			continue
+		}
+		need := int64(0)
+		for _, ps := range wl.Spec.PodSets {
+			q := ps.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
+			need += q.MilliValue() * int64(ps.Count)
+		}
+		if need > free {
+			continue
+		}
+		fitting[wl.UID] = true
+		since, ok := c.fitsSince[wl.UID]
+		if !ok {
+			since = now
+			c.fitsSince[wl.UID] = now
+		}
+		if c.faultOver.IsZero() {
+			continue
+		}
+		from := since
+		if c.faultOver.After(from) {
+			from = c.faultOver
+		}
+		if waited := now.Sub(from); waited > c.longestFit {
+			c.longestFit = waited
+			if waited > maxRecovery && len(c.violations) < 50 {
+				c.violations = append(c.violations, fmt.Sprintf("%s (F) Workload %s has fitted in the free quota for %s since the fault ended and is still pending",
+					now.Format("15:04:05.000"), wl.Name, waited.Round(time.Second)))
+			}
+		}
+	}
+	for uid := range c.fitsSince {
+		if !fitting[uid] {
+			delete(c.fitsSince, uid)
+		}
+	}
+}
+
+// faultsOver starts the (F) clock.
+func (c *checker) faultsOver(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.faultOver = at
+}
+
+// longestFitting is the longest a fitting Workload waited after the faults.
+func (c *checker) longestFitting() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.longestFit
+}
+
 // watchWorkloads follows every version of the namespace's Workloads,
 // resuming from the last one seen when the watch breaks (the API server
 // restarting is a drill).
@@ -151,18 +243,38 @@ func (c *checker) watchWorkloads(ctx context.Context) {
 			return wc.Watch(ctx, &kueue.WorkloadList{}, client.InNamespace(c.namespace), &client.ListOptions{Raw: &opts})
 		},
 	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, "1", lw)
-	if err != nil {
-		c.violate("watching Workloads: %v", err)
-		return
+	for ctx.Err() == nil {
+		// List, then follow from the list's version; a watch that cannot
+		// resume (its version is gone) starts over with a list.
+		list := &kueue.WorkloadList{}
+		if err := wc.List(ctx, list, client.InNamespace(c.namespace)); err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for i := range list.Items {
+			c.observe(&list.Items[i])
+		}
+		w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, lw)
+		if err != nil {
+			c.violate("watching Workloads: %v", err)
+			return
+		}
+		c.follow(ctx, w)
+		w.Stop()
 	}
-	defer w.Stop()
+}
+
+// follow observes a watch's events until it ends.
+func (c *checker) follow(ctx context.Context, w watch.Interface) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case ev, ok := <-w.ResultChan():
-			if !ok {
+			if !ok || ev.Type == watch.Error {
 				return
 			}
 			if wl, isWorkload := ev.Object.(*kueue.Workload); isWorkload {

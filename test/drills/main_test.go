@@ -13,6 +13,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -26,6 +29,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The control plane helpers log through controller-runtime; the
+	// managers under test log to their own files.
+	ctrllog.SetLogger(logr.Discard())
 	var err error
 	if assetsDir, err = framework.AssetsDir(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

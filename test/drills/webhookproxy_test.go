@@ -23,6 +23,9 @@ type webhookProxy struct {
 	mu       sync.Mutex
 	backends []*webhookBackend
 	down     bool
+	// conns are the connections passed through: going down cuts them (the
+	// API server keeps connections to webhooks open).
+	conns map[net.Conn]bool
 }
 
 type webhookBackend struct {
@@ -35,7 +38,7 @@ func startWebhookProxy(ctx context.Context, addr string) (*webhookProxy, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &webhookProxy{listener: l}
+	p := &webhookProxy{listener: l, conns: map[net.Conn]bool{}}
 	go p.serve()
 	go p.probe(ctx)
 	return p, nil
@@ -54,6 +57,11 @@ func (p *webhookProxy) setDown(down bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = down
+	if down {
+		for c := range p.conns {
+			_ = c.Close()
+		}
+	}
 }
 
 func (p *webhookProxy) pick() (string, bool) {
@@ -109,6 +117,14 @@ func (p *webhookProxy) serve() {
 
 func (p *webhookProxy) pass(conn net.Conn) {
 	defer conn.Close()
+	p.mu.Lock()
+	p.conns[conn] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, conn)
+		p.mu.Unlock()
+	}()
 	addr, ok := p.pick()
 	if !ok {
 		return
@@ -122,4 +138,16 @@ func (p *webhookProxy) pass(conn net.Conn) {
 	go func() { _, _ = io.Copy(backend, conn); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, backend); done <- struct{}{} }()
 	<-done
+}
+
+// isReady tells whether the proxy routes to the backend at addr.
+func (p *webhookProxy) isReady(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.backends {
+		if b.addr == addr {
+			return b.ready
+		}
+	}
+	return false
 }
