@@ -100,7 +100,7 @@ test-unit:
 test-integration: tools
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
 
-## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK); about DRILLS_MINUTES
+## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK): about 40 minutes, 18 without the soak
 SOAK        ?= 20m
 DRILLS_RUN  ?= .
 drills: tools

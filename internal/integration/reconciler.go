@@ -142,7 +142,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err := r.stopJob(ctx, job, "its Workload is finished")
 		return ctrl.Result{}, err
 	case workload.IsEvicting(wl):
-		return ctrl.Result{}, r.evict(ctx, job, wl)
+		return r.evict(ctx, job, wl)
 	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
 		if why := beyondAdmission(job, wl); why != "" {
 			// Edited after admission (e.g. parallelism raised while it
@@ -426,19 +426,30 @@ func PodSetInfos(ctx context.Context, reader client.Reader, wl *kueue.Workload) 
 	return infos, nil
 }
 
-// evict stops an evicted job, then gives its quota back.
-func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) error {
+// evict stops an evicted job, then gives its quota back once no pod of it
+// can run: the job reports none active, the API server lists none that
+// has not ended, and stopSettle has passed since the eviction. The job's
+// own status comes from the cache and may predate a pod its controller
+// created just before the suspension (a job admitted and preempted at
+// once); the settle time lets that controller see the suspension first.
+func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) (ctrl.Result, error) {
 	evicted := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 	stopped, err := r.stopJob(ctx, job, fmt.Sprintf("%s: %s", evicted.Reason, evicted.Message))
 	if !stopped || err != nil {
-		return err
+		return ctrl.Result{}, err
+	}
+	if wait := stopSettle - r.Clock.Since(evicted.LastTransitionTime.Time); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if gone, err := r.podsGone(ctx, wl.Namespace, job.Object().GetUID()); err != nil || !gone {
+		return ctrl.Result{RequeueAfter: podsGoneRecheck}, err
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
 	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
-		return fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
+		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // evictChanged marks the Workload of a job that no longer matches its
@@ -612,6 +623,10 @@ func (r *Reconciler) ownedWorkloads(ctx context.Context, obj client.Object) ([]k
 // podsGoneRecheck is how often a deleted job's pods are looked for while
 // its Workload waits for them to be gone (pods are not watched).
 const podsGoneRecheck = 2 * time.Second
+
+// stopSettle is how long after an eviction a stopped job's quota is kept:
+// long enough for its controller to have acted on the suspension.
+const stopSettle = time.Second
 
 // deleteWorkloads deletes the Workloads controlled by a job of this name
 // other than the one with keepUID (the job is gone or being deleted, or it

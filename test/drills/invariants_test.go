@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -69,18 +70,7 @@ func (d *drillCluster) startChecker(namespace string) *checker {
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.t.Cleanup(cancel)
 	go c.watchWorkloads(ctx)
-	go func() {
-		ticker := time.NewTicker(500 * time.Millisecond)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-			c.checkOnce(ctx)
-		}
-	}()
+	go wait.UntilWithContext(ctx, c.checkOnce, 500*time.Millisecond)
 	return c
 }
 

@@ -32,20 +32,12 @@ func run(m *testing.M) int {
 	// The control plane helpers log through controller-runtime; the
 	// managers under test log to their own files.
 	ctrllog.SetLogger(logr.Discard())
+	var tmp string
 	var err error
-	if assetsDir, err = framework.AssetsDir(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	tmp, err := os.MkdirTemp("", "sluice-drills-")
-	if err != nil {
+	if assetsDir, tmp, sluiceBin, err = framework.BinaryAndAssets("sluice-drills-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if sluiceBin, err = framework.BuildSluice(tmp); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	return m.Run()
 }

@@ -4,12 +4,13 @@ package drills
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // webhookProxy listens where the webhook configurations point and passes
@@ -80,15 +81,8 @@ func (p *webhookProxy) pick() (string, bool) {
 
 // probe marks backends ready while their /readyz answers within 300ms.
 func (p *webhookProxy) probe(ctx context.Context) {
-	client := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a local probe
-	ticker := time.NewTicker(250 * time.Millisecond)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
+	client := &http.Client{Timeout: 300 * time.Millisecond}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		p.mu.Lock()
 		backends := append([]*webhookBackend(nil), p.backends...)
 		p.mu.Unlock()
@@ -102,7 +96,7 @@ func (p *webhookProxy) probe(ctx context.Context) {
 			b.ready = ready
 			p.mu.Unlock()
 		}
-	}
+	}, 250*time.Millisecond)
 }
 
 func (p *webhookProxy) serve() {

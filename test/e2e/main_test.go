@@ -27,23 +27,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	var tmp string
 	var err error
-	if assetsDir, err = framework.AssetsDir(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if _, err := os.Stat(filepath.Join(assetsDir, "kubectl")); err != nil {
-		fmt.Fprintln(os.Stderr, "kubectl missing: run `make tools`:", err)
-		return 1
-	}
-	tmp, err := os.MkdirTemp("", "sluice-e2e-")
-	if err != nil {
+	if assetsDir, tmp, sluiceBin, err = framework.BinaryAndAssets("sluice-e2e-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	if sluiceBin, err = framework.BuildSluice(tmp); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if _, err := os.Stat(filepath.Join(assetsDir, "kubectl")); err != nil {
+		fmt.Fprintln(os.Stderr, "kubectl missing: run `make tools`:", err)
 		return 1
 	}
 	if shared, err = startDev(filepath.Join(tmp, "shared")); err != nil {

@@ -214,6 +214,23 @@ func BuildSluice(dir string) (string, error) {
 	return bin, nil
 }
 
+// BinaryAndAssets is what a suite running the real binary needs: the
+// control-plane assets, and sluice built into a new temporary folder (dir,
+// which the caller removes).
+func BinaryAndAssets(prefix string) (assets, dir, bin string, err error) {
+	if assets, err = AssetsDir(); err != nil {
+		return "", "", "", err
+	}
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", "", err
+	}
+	if bin, err = BuildSluice(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", "", "", err
+	}
+	return assets, dir, bin, nil
+}
+
 // Unique makes a name no other object of the suite has.
 func (c *Cluster) Unique(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, c.names.Add(1))
