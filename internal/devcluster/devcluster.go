@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -256,8 +257,8 @@ func (c *Cluster) Wait(ctx context.Context) error {
 // first error.
 func (c *Cluster) Stop() error {
 	var first error
-	for i := len(c.undo) - 1; i >= 0; i-- {
-		if err := c.undo[i](); err != nil && first == nil {
+	for _, undo := range slices.Backward(c.undo) {
+		if err := undo(); err != nil && first == nil {
 			first = err
 		}
 	}
