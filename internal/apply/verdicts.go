@@ -44,6 +44,8 @@ type Verdicts struct {
 	// refreshDue are parked workloads whose verdict waits, and until when;
 	// one timer requeues them.
 	refreshDue map[string]time.Time
+	// slots are the budget's slots booked by workloads waiting for them.
+	slots map[string]time.Time
 	// refreshArmed is when the timer fires next (zero: not armed).
 	refreshArmed time.Time
 	timerMu      sync.Mutex
@@ -119,16 +121,52 @@ func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 		return writeNow
 	case sameReason && queued && v.Workloads.Clock.Since(last.at) < v.Refresh:
 		return writeLater
-	case v.budget != nil && !v.budget.Allow():
+	case v.budget != nil && !v.takeSlot(d.Info.Key):
 		return writeLater
 	}
 	return writeNow
 }
 
+// takeSlot spends a slot of the budget on a workload's verdict: now if one
+// is free, otherwise it books the next free one and the workload waits for
+// it (wait says how long), so that a backlog is written at the budget's
+// pace rather than by whoever comes first at each refresh.
+func (v *Verdicts) takeSlot(key string) bool {
+	now := v.Workloads.Clock.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if at, booked := v.slots[key]; booked {
+		if now.Before(at) {
+			return false
+		}
+		delete(v.slots, key)
+		return true
+	}
+	r := v.budget.ReserveN(now, 1)
+	if !r.OK() {
+		return false
+	}
+	if delay := r.DelayFrom(now); delay > 0 {
+		if v.slots == nil {
+			v.slots = map[string]time.Time{}
+		}
+		v.slots[key] = now.Add(delay)
+		return false
+	}
+	return true
+}
+
 // wait is how long a verdict due later waits: what is left of the
-// workload's grace, or the refresh interval.
+// workload's grace, until its booked slot of the budget, or the refresh
+// interval.
 func (v *Verdicts) wait(d scheduler.Decision) time.Duration {
 	if left := v.Grace - v.Workloads.Clock.Since(d.Info.QueueTime); left > 0 {
+		return left
+	}
+	v.mu.Lock()
+	at, booked := v.slots[d.Info.Key]
+	v.mu.Unlock()
+	if left := at.Sub(v.Workloads.Clock.Now()); booked && left > 0 {
 		return left
 	}
 	return v.Refresh
@@ -140,12 +178,13 @@ func (v *Verdicts) remember(d scheduler.Decision) {
 	v.queued[d.Info.Key] = queuedVerdict{reason: d.Reason, message: d.Message, at: v.Workloads.Clock.Now()}
 }
 
-// Forget drops the verdict sent for a workload: it was admitted, or the
-// write failed and the verdict must be sent again.
+// Forget drops the verdict sent for a workload (and a slot it booked): it
+// was admitted, or the write failed and the verdict must be sent again.
 func (v *Verdicts) Forget(key string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	delete(v.queued, key)
+	delete(v.slots, key)
 }
 
 // Trim bounds the memory of verdicts sent: past a multiple of the pending
@@ -155,6 +194,9 @@ func (v *Verdicts) Trim(pending int) {
 	defer v.mu.Unlock()
 	if len(v.queued) > 2*pending+1024 {
 		v.queued = map[string]queuedVerdict{}
+	}
+	if len(v.slots) > 2*pending+1024 {
+		v.slots = map[string]time.Time{}
 	}
 }
 
@@ -188,7 +230,9 @@ func (v *Verdicts) arm(d time.Duration) {
 	v.timerMu.Lock()
 	defer v.timerMu.Unlock()
 	if v.timer == nil {
-		v.timer = v.Workloads.Clock.AfterFunc(d, v.refreshDueNow)
+		// In a goroutine of its own: a fake clock runs the function while
+		// holding its lock, and refreshDueNow reads the clock.
+		v.timer = v.Workloads.Clock.AfterFunc(d, func() { go v.refreshDueNow() })
 		return
 	}
 	v.timer.Stop()
@@ -213,9 +257,7 @@ func (v *Verdicts) refreshDueNow() {
 	v.refreshArmed = next
 	v.mu.Unlock()
 	if !next.IsZero() {
-		// Not from within the timer's function: a fake clock holds its
-		// lock while it runs it.
-		go v.arm(next.Sub(now))
+		v.arm(next.Sub(now))
 	}
 	if len(ready) > 0 {
 		v.Workloads.Tracker.Queues.RequeueParked(func(info *workload.Info) bool { return ready[info.Key] })

@@ -87,3 +87,34 @@ func TestVerdictGrace(t *testing.T) {
 		t.Fatalf("a new reason within the grace: due = %v, want now", got)
 	}
 }
+
+func TestVerdictBudgetBooksSlots(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
+	v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Clock: clk}, Refresh: 5 * time.Second,
+		queued: map[string]queuedVerdict{}, budget: rate.NewLimiter(2, 1)}
+	decision := func(name string) scheduler.Decision {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "1"}}
+		return scheduler.Decision{Info: &workload.Info{Key: "ns/" + name, Obj: wl, QueueTime: clk.Now().Add(-time.Minute)},
+			Reason: kueue.ReasonWaitingForQuota, Message: "available 1"}
+	}
+	a, b, c := decision("a"), decision("b"), decision("c")
+	if v.due(a) != writeNow {
+		t.Fatal("the first verdict did not get the free slot")
+	}
+	if v.due(b) != writeLater || v.due(c) != writeLater {
+		t.Fatal("verdicts beyond the budget were not held")
+	}
+	if got, want := v.wait(b), 500*time.Millisecond; got != want {
+		t.Fatalf("b waits %s, want its booked slot in %s (2/s)", got, want)
+	}
+	if got, want := v.wait(c), time.Second; got != want {
+		t.Fatalf("c waits %s, want its booked slot in %s", got, want)
+	}
+	clk.Step(500 * time.Millisecond)
+	if v.due(b) != writeNow {
+		t.Fatal("b's booked slot came and it was not written")
+	}
+	if v.due(c) != writeLater {
+		t.Fatal("c was written before its slot")
+	}
+}
