@@ -128,9 +128,9 @@ func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 }
 
 // takeSlot spends a slot of the budget on a workload's verdict: now if one
-// is free, otherwise it books the next free one and the workload waits for
-// it (wait says how long), so that a backlog is written at the budget's
-// pace rather than by whoever comes first at each refresh.
+// is free, otherwise it books the next free one within a refresh and the
+// workload waits for it (wait says how long), so that a backlog is written
+// at the budget's pace rather than by whoever comes first at each refresh.
 func (v *Verdicts) takeSlot(key string) bool {
 	now := v.Workloads.Clock.Now()
 	v.mu.Lock()
@@ -146,7 +146,15 @@ func (v *Verdicts) takeSlot(key string) bool {
 	if !r.OK() {
 		return false
 	}
-	if delay := r.DelayFrom(now); delay > 0 {
+	delay := r.DelayFrom(now)
+	if delay > v.Refresh {
+		// No slot within a refresh: book none (a backlog booked far ahead
+		// would hold back the verdicts of workloads that come later) and
+		// try again at the refresh.
+		r.CancelAt(now)
+		return false
+	}
+	if delay > 0 {
 		if v.slots == nil {
 			v.slots = map[string]time.Time{}
 		}

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -116,5 +117,26 @@ func TestVerdictBudgetBooksSlots(t *testing.T) {
 	}
 	if v.due(c) != writeLater {
 		t.Fatal("c was written before its slot")
+	}
+}
+
+func TestVerdictBudgetBooksNoFurtherThanARefresh(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
+	v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Clock: clk}, Refresh: time.Second,
+		queued: map[string]queuedVerdict{}, budget: rate.NewLimiter(2, 1)}
+	booked := 0
+	for i := range 10 {
+		key := fmt.Sprintf("ns/w%d", i)
+		if v.takeSlot(key) {
+			continue
+		}
+		if _, ok := v.slots[key]; ok {
+			booked++
+		}
+	}
+	// One free slot, then two within the refresh (at 0.5s and 1s); the
+	// others book nothing and try again at the refresh.
+	if booked != 2 {
+		t.Fatalf("%d slots booked, want the 2 within a refresh", booked)
 	}
 }

@@ -160,6 +160,13 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 // start before its certificates exist.
 func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrations, ready *readiness) error {
 	register := func() error {
+		// Register goes through the server's defaulting once, which its
+		// Start runs too; the builders below read the server's mux without
+		// it. Registering first orders this goroutine after a Start that
+		// already runs (the race detector caught the unordered read).
+		mgr.GetWebhookServer().Register("/sluice-webhooks-registered", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusOK)
+		}))
 		if err := sluicewebhook.Setup(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
 		}
