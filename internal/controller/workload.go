@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
@@ -87,8 +88,8 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 		})
 		return ctrl.Result{}, nil
 	}
-	if reason, _ := r.evictionReason(wl); reason != "" {
-		r.evict(wl, false)
+	if reason, _ := r.evictionReason(wl, now); reason != "" {
+		r.evict(wl)
 		return ctrl.Result{}, nil
 	}
 	deadline, limited := workload.ExecutionDeadline(wl)
@@ -105,13 +106,19 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 	if err := r.Client.Patch(ctx, wl, patch); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deactivating workload %s: %w", wl.Name, err)
 	}
-	r.evict(wl, true)
+	r.evict(wl)
 	return ctrl.Result{}, nil
 }
 
 // evictionReason says why an admitted workload must lose its admission now.
-func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload) (string, string) {
+// It reads only the workload and the clock, so that the deactivation's own
+// watch event, queueing a second eviction that replaces the first, still
+// names the execution time that ran out.
+func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload, now time.Time) (string, string) {
 	if !workload.IsActive(wl) {
+		if deadline, limited := workload.ExecutionDeadline(wl); limited && !now.Before(deadline) {
+			return kueue.EvictedByMaximumExecutionTime, fmt.Sprintf("exceeded the maximum execution time of %ds", ptr.Deref(wl.Spec.MaximumExecutionTimeSeconds, 0))
+		}
 		return kueue.EvictedByDeactivation, "The workload is deactivated"
 	}
 	if cq, ok := r.Tracker.Cache.ClusterQueue(string(wl.Status.Admission.ClusterQueue)); ok && drains(cq.Spec.StopPolicy) {
@@ -134,16 +141,12 @@ func drains(p *kueue.StopPolicy) bool { return p != nil && *p == kueue.StopPolic
 // reactivated meanwhile). A Workload created directly has no job to stop
 // first; a job's Workload is only marked Evicted, and its integration
 // clears the reservation once the job stopped.
-func (r *WorkloadReconciler) evict(wl *kueue.Workload, timedOut bool) {
+func (r *WorkloadReconciler) evict(wl *kueue.Workload) {
 	r.Workloads.Evict(workload.Key(wl), func(wl *kueue.Workload) bool {
 		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
 			return false
 		}
-		reason, message := r.evictionReason(wl)
-		if timedOut {
-			reason = kueue.EvictedByMaximumExecutionTime
-			message = fmt.Sprintf("exceeded the maximum execution time of %ds", ptr.Deref(wl.Spec.MaximumExecutionTimeSeconds, 0))
-		}
+		reason, message := r.evictionReason(wl, r.Clock.Now())
 		if reason == "" {
 			return false
 		}
