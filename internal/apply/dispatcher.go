@@ -273,20 +273,29 @@ func (d *Dispatcher) next() (string, Write, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for {
-		if key, w, found := d.take(Urgent); found {
+		if key, w, found := d.takeNext(); found {
 			return key, w, true
 		}
 		if d.stopping {
 			return "", Write{}, false
 		}
-		if d.backgroundInFlight < d.backgroundWorkers {
-			if key, w, found := d.take(Background); found {
-				d.backgroundInFlight++
-				return key, w, true
-			}
-		}
 		d.cond.Wait()
 	}
+}
+
+// takeNext takes the write to make now, urgent first, within the bound on
+// background writes (none once stopping). The caller holds mu.
+func (d *Dispatcher) takeNext() (string, Write, bool) {
+	if key, w, found := d.take(Urgent); found {
+		return key, w, true
+	}
+	if !d.stopping && d.backgroundInFlight < d.backgroundWorkers {
+		if key, w, found := d.take(Background); found {
+			d.backgroundInFlight++
+			return key, w, true
+		}
+	}
+	return "", Write{}, false
 }
 
 // take pops the oldest ready object of a class and its first write. The

@@ -24,16 +24,7 @@ func write(object, kind string, class Class) Write {
 func tryNext(d *Dispatcher) (string, Write, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if key, w, found := d.take(Urgent); found {
-		return key, w, true
-	}
-	if d.backgroundInFlight < d.backgroundWorkers {
-		if key, w, found := d.take(Background); found {
-			d.backgroundInFlight++
-			return key, w, true
-		}
-	}
-	return "", Write{}, false
+	return d.takeNext()
 }
 
 // takeAll takes and completes every write that may be made now, in order.

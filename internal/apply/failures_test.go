@@ -36,8 +36,8 @@ type faults struct {
 	// and whether the patch lands anyway (its answer lost).
 	patch func(name string) (err error, lands bool)
 	// get returns the error a read of the named workload gets.
-	get     func(name string) error
-	patches map[string]int
+	get           func(name string) error
+	patches, gets map[string]int
 }
 
 func (f *faults) patchOf(name string) (error, bool) {
@@ -56,6 +56,10 @@ func (f *faults) patchOf(name string) (error, bool) {
 func (f *faults) getOf(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.gets == nil {
+		f.gets = map[string]int{}
+	}
+	f.gets[name]++
 	if f.get == nil {
 		return nil
 	}
@@ -66,6 +70,12 @@ func (f *faults) set(patch func(string) (error, bool), get func(string) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.patch, f.get = patch, get
+}
+
+func (f *faults) getCount(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gets[name]
 }
 
 func (f *faults) patchCount(name string) int {
@@ -324,4 +334,38 @@ func TestFailedPreemptionWriteIsRetried(t *testing.T) {
 
 func evicted(wl *kueue.Workload) bool {
 	return meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) && !workload.HasQuotaReservation(wl)
+}
+
+func TestPreemptionOfAVictimSeenFinishedIsNotWritten(t *testing.T) {
+	w := newWorld(t, clusterQueue("1", &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}),
+		reservedWorkload("low", 0), pendingWorkload("high", 100))
+	w.faults.set(func(name string) (error, bool) {
+		if name == "low" {
+			return apierrors.NewServiceUnavailable("try again"), false
+		}
+		return nil, true
+	}, nil)
+	w.cycleAndSettle()
+	if n := w.faults.patchCount("low"); n != 1 {
+		t.Fatalf("%d preemption writes, want 1 (failed)", n)
+	}
+	// Before the retry, the watch shows the victim finished: its quota is
+	// back and the preemption is moot.
+	low := w.get("low")
+	meta.SetStatusCondition(&low.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded"})
+	if err := w.client.Status().Update(w.ctx, low); err != nil {
+		t.Fatal(err)
+	}
+	w.tracker.Observe(low)
+	reads := w.faults.getCount("low")
+	w.step(time.Second)
+	if n := w.faults.patchCount("low"); n != 1 {
+		t.Fatalf("%d preemption writes, want none after the victim was seen finished", n-1)
+	}
+	if n := w.faults.getCount("low") - reads; n != 0 {
+		t.Fatalf("%d reads of a victim seen finished, want none", n)
+	}
+	if meta.IsStatusConditionTrue(w.get("low").Status.Conditions, kueue.WorkloadEvicted) {
+		t.Fatal("a finished victim was marked evicted")
+	}
 }

@@ -233,6 +233,14 @@ func (t *Tracker) Preempting(key string) {
 	t.Cache.SetEvicting(key, true)
 }
 
+// StillPreempting tells whether a decided preemption is still to be made:
+// the watch has not shown its victim evicted, finished, pending or gone.
+func (t *Tracker) StillPreempting(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.preempting[key]
+}
+
 // quotaFreed wakes the parked workloads that share quota with a
 // ClusterQueue that got some back.
 func (t *Tracker) quotaFreed(clusterQueue string) {

@@ -136,7 +136,8 @@ func (w *Workloads) recheck(key string, delay time.Duration) {
 
 // Preempt queues the eviction of a victim: Evicted=True (reason Preempted)
 // and Preempted=True (the reason the cycle gave) naming the preemptor, in
-// one patch, retried until it lands or is moot. A job's integration then
+// one patch, retried until it lands or is moot (the watch or a read shows
+// the victim stopped, finished or gone). A job's integration then
 // stops the job and gives the quota back; a workload with no job to stop
 // loses its reservation in the same patch (one write instead of two).
 func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
@@ -151,8 +152,9 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 	w.Tracker.Preempting(victim.Key)
 	// Read from the API server: a victim was often written just before
 	// (admitted, or its job finished) and the informer's copy would be
-	// refused.
-	w.patch(victim.Key, writePreemption, w.APIReader, func(wl *kueue.Workload) bool {
+	// refused. But first ask the Tracker: once the watch showed the victim
+	// finished, evicted or gone, the preemption is moot without a read.
+	write := w.patchWrite(victim.Key, writePreemption, w.APIReader, func(wl *kueue.Workload) bool {
 		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
 			return false
 		}
@@ -166,6 +168,13 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 		}
 		return true
 	})
+	w.Dispatcher.Add(Write{Object: workloadObject(victim.Key), Kind: writePreemption, Class: Urgent, Run: func(ctx context.Context) Outcome {
+		if !w.Tracker.StillPreempting(victim.Key) {
+			countWrite(writePreemption, errSkipped)
+			return Done
+		}
+		return write(ctx)
+	}})
 }
 
 // Evict queues a status change of a reserved workload that the
@@ -173,15 +182,16 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 // mutate is applied to the newest copy at write time and reports whether it
 // changed anything.
 func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool) {
-	w.patch(key, writeEviction, w.Client, mutate)
+	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: writeEviction, Class: Urgent,
+		Run: w.patchWrite(key, writeEviction, w.Client, mutate)})
 }
 
-// patch queues an urgent status patch of a Workload: mutate runs on the copy
+// patchWrite is a status patch of a Workload: mutate runs on the copy
 // first read from reader (nothing is written when it reports no change),
 // and after a conflict on the API server's. A failure is retried after the
 // workload's backoff; a missing workload needs nothing.
-func (w *Workloads) patch(key, kind string, first client.Reader, mutate func(*kueue.Workload) bool) {
-	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: kind, Class: Urgent, Run: func(ctx context.Context) Outcome {
+func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate func(*kueue.Workload) bool) func(context.Context) Outcome {
+	return func(ctx context.Context) Outcome {
 		namespace, name, _ := strings.Cut(key, "/")
 		for _, reader := range []client.Reader{first, w.APIReader} {
 			wl := &kueue.Workload{}
@@ -208,5 +218,5 @@ func (w *Workloads) patch(key, kind string, first client.Reader, mutate func(*ku
 			// The informer's copy was stale: try once more on the API's.
 		}
 		return Retry
-	}})
+	}
 }
