@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,7 +27,12 @@ type Admitter struct {
 	Workloads  *Workloads
 	Verdicts   *Verdicts
 	Dispatcher *Dispatcher
-	Clock      clock.Clock
+	Clock      Clock
+	// PreemptionGrace holds a preemption back until a cycle at least that
+	// much later decides it again (see preemptionConfirmer); 0 preempts at
+	// once.
+	PreemptionGrace time.Duration
+	preemptions     preemptionConfirmer
 	// DrainTimeout bounds how long queued urgent writes may take once the
 	// manager stops.
 	DrainTimeout time.Duration
@@ -125,23 +129,44 @@ func (a *Admitter) cycle(ctx context.Context) {
 	}
 	decisions := scheduler.Schedule(snap, pending)
 	observeCycle(a.Clock.Since(started))
+	now := a.Clock.Now()
+	a.preemptions.grace = a.PreemptionGrace
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
-			a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, a.Clock.Now())
+			a.preemptions.forget(d.Info.Key)
+			a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, now)
 			admittedWorkloads.Inc()
 			a.Verdicts.Forget(d.Info.Key)
 			a.Workloads.Admit(d)
 			continue
 		}
-		for _, v := range d.Victims {
-			a.Workloads.Preempt(v, d)
-		}
+		a.preempt(d, now)
 		a.Verdicts.Offer(d)
 		if d.Park {
 			a.Tracker.Queues.Park(d.Info, requeues)
 		}
 	}
+	a.preemptions.prune(now)
 	a.Verdicts.Trim(len(pending))
 	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
+}
+
+// preempt makes the preemptions a decision asks for once they are
+// confirmed, or asks for a cycle when they may be.
+func (a *Admitter) preempt(d scheduler.Decision, now time.Time) {
+	if len(d.Victims) == 0 {
+		a.preemptions.forget(d.Info.Key)
+		return
+	}
+	confirmed, first := a.preemptions.confirmed(d.Info.Key, now)
+	if first {
+		a.Clock.AfterFunc(a.PreemptionGrace, a.Tracker.Queues.Signal)
+	}
+	if !confirmed {
+		return
+	}
+	for _, v := range d.Victims {
+		a.Workloads.Preempt(v, d)
+	}
 }

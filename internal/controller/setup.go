@@ -71,8 +71,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 	}
 	admitter := &apply.Admitter{Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
-		Verdicts:     &apply.Verdicts{Workloads: workloads, Grace: VerdictGrace, Refresh: 5 * time.Second, PerSecond: 20},
-		DrainTimeout: 30 * time.Second}
+		Verdicts:        &apply.Verdicts{Workloads: workloads, Grace: VerdictGrace, Refresh: 5 * time.Second, PerSecond: 20},
+		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second}
 	if err := mgr.Add(admitter); err != nil {
 		return fmt.Errorf("adding the admitter: %w", err)
 	}
@@ -104,6 +104,12 @@ func ignoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 func controllerOptions(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: workers}
 }
+
+// PreemptionGrace is how long a preemption waits to be decided again on a
+// newer view before any victim is evicted: about two watch delays under
+// load, short next to any job worth preempting, long enough that jobs
+// ending anyway are not evicted for room they were about to give back.
+const PreemptionGrace = time.Second
 
 // VerdictGrace is how long a workload waits before sluice writes why: most
 // are admitted sooner, and the write would cost as much as the admission.
