@@ -373,9 +373,9 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 	}
 	o.inFlight = false
 	if outcome == Done || d.stopping {
-		if len(o.writes) == 0 {
-			d.backoff.Forget(key)
-		}
+		// A write that went through ends the object's run of failures: the
+		// next failure starts from the base backoff again.
+		d.backoff.Forget(key)
 		d.makeReady(key, o)
 		return nil, 0
 	}

@@ -139,10 +139,16 @@ func TestDispatcherBacksOffPerObject(t *testing.T) {
 	if !ok || key != "a" {
 		t.Fatal("a was not retried after its second backoff")
 	}
+	d.Add(write("a", "eviction", Urgent)) // queued behind the write in flight
 	d.finish(key, w, Done)
-	d.Add(write("a", "preemption", Urgent))
+	key, w, ok = tryNext(d)
+	if !ok || key != "a" || w.Kind != "eviction" {
+		t.Fatalf("after a's success, next = %q %q, want a's eviction", key, w.Kind)
+	}
+	d.finish(key, w, Retry)
+	clk.Step(time.Second)
 	if _, _, ok := tryNext(d); !ok {
-		t.Fatal("a success did not reset a's backoff")
+		t.Fatal("a success did not reset a's backoff: the next failure waited beyond the base")
 	}
 }
 

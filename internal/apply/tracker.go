@@ -254,16 +254,16 @@ func (t *Tracker) quotaFreed(clusterQueue string) {
 	})
 }
 
-// changed records a version of what was fed for a queue definition and
-// tells whether it differs from the last one.
-func (t *Tracker) changed(key, version string) bool {
+// fed records a version of what was fed for a queue definition and, when
+// it differs from the last one, requeues the parked workloads.
+func (t *Tracker) fed(key, version string) {
 	t.seenMu.Lock()
-	defer t.seenMu.Unlock()
-	if t.seen[key] == version {
-		return false
-	}
+	changed := t.seen[key] != version
 	t.seen[key] = version
-	return true
+	t.seenMu.Unlock()
+	if changed {
+		t.Queues.RequeueParked(nil)
+	}
 }
 
 // forgetDefinition drops what was fed for a deleted object, and requeues the
@@ -298,9 +298,7 @@ func labelsVersion(l map[string]string) string {
 // SetClusterQueue records a ClusterQueue and its Active verdict.
 func (t *Tracker) SetClusterQueue(cq *kueue.ClusterQueue, active metav1.Condition) {
 	t.Cache.SetClusterQueue(cq, active.Status == metav1.ConditionTrue, active.Message)
-	if t.changed("cq/"+cq.Name, specVersion(cq.UID, cq.Generation)+string(active.Status)+active.Message) {
-		t.Queues.RequeueParked(nil)
-	}
+	t.fed("cq/"+cq.Name, specVersion(cq.UID, cq.Generation)+string(active.Status)+active.Message)
 }
 
 // DeleteClusterQueue forgets a ClusterQueue.
@@ -312,9 +310,7 @@ func (t *Tracker) DeleteClusterQueue(name string) {
 // SetLocalQueue records a LocalQueue.
 func (t *Tracker) SetLocalQueue(lq *kueue.LocalQueue) {
 	t.Cache.SetLocalQueue(lq)
-	if t.changed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.UID, lq.Generation)) {
-		t.Queues.RequeueParked(nil)
-	}
+	t.fed("lq/"+lq.Namespace+"/"+lq.Name, specVersion(lq.UID, lq.Generation))
 }
 
 // DeleteLocalQueue forgets a LocalQueue by namespace/name.
@@ -326,9 +322,7 @@ func (t *Tracker) DeleteLocalQueue(key string) {
 // SetCohort records a Cohort.
 func (t *Tracker) SetCohort(co *kueue.Cohort) {
 	t.Cache.SetCohort(co)
-	if t.changed("cohort/"+co.Name, specVersion(co.UID, co.Generation)) {
-		t.Queues.RequeueParked(nil)
-	}
+	t.fed("cohort/"+co.Name, specVersion(co.UID, co.Generation))
 }
 
 // DeleteCohort forgets a Cohort.
@@ -340,9 +334,7 @@ func (t *Tracker) DeleteCohort(name string) {
 // SetFlavor records a ResourceFlavor.
 func (t *Tracker) SetFlavor(rf *kueue.ResourceFlavor) {
 	t.Cache.SetFlavor(rf)
-	if t.changed("rf/"+rf.Name, specVersion(rf.UID, rf.Generation)) {
-		t.Queues.RequeueParked(nil)
-	}
+	t.fed("rf/"+rf.Name, specVersion(rf.UID, rf.Generation))
 }
 
 // DeleteFlavor forgets a ResourceFlavor.
@@ -356,9 +348,7 @@ func (t *Tracker) SetNamespace(name string, labels map[string]string) {
 	t.Cache.SetNamespace(name, labels)
 	// Namespace labels are their version; a namespace created again under
 	// the same name was forgotten on delete, so its labels count as new.
-	if t.changed("ns/"+name, labelsVersion(labels)) {
-		t.Queues.RequeueParked(nil)
-	}
+	t.fed("ns/"+name, labelsVersion(labels))
 }
 
 // DeleteNamespace forgets a namespace.

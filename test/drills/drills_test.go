@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,15 +111,26 @@ func (d *drillCluster) restartCounts() string {
 	return strings.Join(parts, ", ")
 }
 
-// writeRate is the managers' writes per second between from and to,
-// lease renewals and events left out.
-func (d *drillCluster) writeRate(from, to time.Time) float64 {
-	n := 0
+// workWrites are the times of the managers' writes, lease renewals and
+// events left out.
+func (d *drillCluster) workWrites() []time.Time {
+	var out []time.Time
 	for _, m := range d.managers {
 		for _, w := range m.api.writesOf() {
-			if w.at.After(from) && w.at.Before(to) && w.resource != "leases" && w.resource != "events" {
-				n++
+			if w.resource != "leases" && w.resource != "events" {
+				out = append(out, w.at)
 			}
+		}
+	}
+	return out
+}
+
+// writeRate is the managers' writes per second between from and to.
+func (d *drillCluster) writeRate(from, to time.Time) float64 {
+	n := 0
+	for _, at := range d.workWrites() {
+		if at.After(from) && at.Before(to) {
+			n++
 		}
 	}
 	if secs := to.Sub(from).Seconds(); secs > 0 {
@@ -131,25 +143,17 @@ func (d *drillCluster) writeRate(from, to time.Time) float64 {
 func (d *drillCluster) writeRateOutside(faults []fault) float64 {
 	var first, last time.Time
 	n := 0
-	for _, m := range d.managers {
-	writes:
-		for _, w := range m.api.writesOf() {
-			if w.resource == "leases" || w.resource == "events" {
-				continue
-			}
-			for _, f := range faults {
-				if w.at.After(f.start) && w.at.Before(f.end) {
-					continue writes
-				}
-			}
-			if first.IsZero() || w.at.Before(first) {
-				first = w.at
-			}
-			if w.at.After(last) {
-				last = w.at
-			}
-			n++
+	for _, at := range d.workWrites() {
+		if slices.ContainsFunc(faults, func(f fault) bool { return at.After(f.start) && at.Before(f.end) }) {
+			continue
 		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+		n++
 	}
 	span := last.Sub(first)
 	for _, f := range faults {
