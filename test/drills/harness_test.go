@@ -176,6 +176,10 @@ func (d *drillCluster) startManager(name string) *managerProc {
 		d.t.Fatal(err)
 	}
 	args := []string{"manager", "--config", cfgFile, "--kubeconfig", kubeconfig, "--internal-cert-management=false"}
+	// To look inside a drill's manager, e.g. the soak's heap:
+	// SLUICE_DRILL_MANAGER_ARGS=--pprof-bind-address=127.0.0.1:6060
+	// (one address: for the drills that start one manager).
+	args = append(args, strings.Fields(os.Getenv("SLUICE_DRILL_MANAGER_ARGS"))...)
 	proc, err := childproc.Start(name, sluiceBin, args, filepath.Join(d.dir, name+".log"))
 	if err != nil {
 		d.t.Fatal(err)
