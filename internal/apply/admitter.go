@@ -130,7 +130,6 @@ func (a *Admitter) cycle(ctx context.Context) {
 	decisions := scheduler.Schedule(snap, pending)
 	observeCycle(a.Clock.Since(started))
 	now := a.Clock.Now()
-	a.preemptions.grace = a.PreemptionGrace
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
@@ -147,7 +146,7 @@ func (a *Admitter) cycle(ctx context.Context) {
 			a.Tracker.Queues.Park(d.Info, requeues)
 		}
 	}
-	a.preemptions.prune(now)
+	a.preemptions.prune(now, a.PreemptionGrace)
 	a.Verdicts.Trim(len(pending))
 	ctrl.LoggerFrom(ctx).V(3).Info("cycle", "pending", len(pending), "decisions", len(decisions))
 }
@@ -159,7 +158,7 @@ func (a *Admitter) preempt(d scheduler.Decision, now time.Time) {
 		a.preemptions.forget(d.Info.Key)
 		return
 	}
-	confirmed, first := a.preemptions.confirmed(d.Info.Key, now)
+	confirmed, first := a.preemptions.confirmed(d.Info.Key, now, a.PreemptionGrace)
 	if first {
 		a.Clock.AfterFunc(a.PreemptionGrace, a.Tracker.Queues.Signal)
 	}

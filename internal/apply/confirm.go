@@ -3,7 +3,7 @@ package apply
 import "time"
 
 // preemptionConfirmer holds a preemption back until it is decided again on
-// a view at least Grace newer. A cycle decides on the watch's view of what
+// a view at least a grace newer. A cycle decides on the watch's view of what
 // runs, which lags the API server; in the baseline bench, with jobs that
 // end every few hundred milliseconds, most victims chosen on that view had
 // already finished or were about to, and the quota they gave back would have
@@ -12,7 +12,6 @@ import "time"
 // and spares the work of victims that were ending. Only the cycle's
 // goroutine uses it.
 type preemptionConfirmer struct {
-	grace time.Duration
 	// wanted is when each preemptor first asked for victims, in its
 	// current run of asking.
 	wanted map[string]time.Time
@@ -26,19 +25,19 @@ const confirmWindow = 10 * time.Second
 // confirmed tells whether the preemption key asks for now may be made.
 // first says that this is the first time it asks: the caller then arranges
 // a cycle after the grace.
-func (p *preemptionConfirmer) confirmed(key string, now time.Time) (ok, first bool) {
-	if p.grace <= 0 {
+func (p *preemptionConfirmer) confirmed(key string, now time.Time, grace time.Duration) (ok, first bool) {
+	if grace <= 0 {
 		return true, false
 	}
 	if p.wanted == nil {
 		p.wanted = map[string]time.Time{}
 	}
 	since, asked := p.wanted[key]
-	if !asked || now.Sub(since) >= p.grace+confirmWindow {
+	if !asked || expired(since, now, grace) {
 		p.wanted[key] = now
 		return false, true
 	}
-	if now.Sub(since) < p.grace {
+	if now.Sub(since) < grace {
 		return false, false
 	}
 	delete(p.wanted, key)
@@ -50,10 +49,15 @@ func (p *preemptionConfirmer) forget(key string) { delete(p.wanted, key) }
 
 // prune drops the wishes too old to confirm anything (their preemptors
 // left the queue).
-func (p *preemptionConfirmer) prune(now time.Time) {
+func (p *preemptionConfirmer) prune(now time.Time, grace time.Duration) {
 	for key, since := range p.wanted {
-		if now.Sub(since) >= p.grace+confirmWindow {
+		if expired(since, now, grace) {
 			delete(p.wanted, key)
 		}
 	}
+}
+
+// expired tells a first wish too old to confirm a preemption now.
+func expired(since, now time.Time, grace time.Duration) bool {
+	return now.Sub(since) >= grace+confirmWindow
 }

@@ -12,33 +12,33 @@ import (
 )
 
 func TestPreemptionConfirmer(t *testing.T) {
-	p := &preemptionConfirmer{grace: time.Second}
+	p := &preemptionConfirmer{}
+	grace := time.Second
 	at := time.Unix(1000, 0)
 	step := func(d time.Duration) time.Time { at = at.Add(d); return at }
-	if ok, first := p.confirmed("a", at); ok || !first {
+	if ok, first := p.confirmed("a", at, grace); ok || !first {
 		t.Fatalf("first wish: confirmed %v first %v, want false true", ok, first)
 	}
-	if ok, first := p.confirmed("a", step(500*time.Millisecond)); ok || first {
+	if ok, first := p.confirmed("a", step(500*time.Millisecond), grace); ok || first {
 		t.Fatalf("within the grace: confirmed %v first %v, want false false", ok, first)
 	}
-	if ok, _ := p.confirmed("a", step(500*time.Millisecond)); !ok {
+	if ok, _ := p.confirmed("a", step(500*time.Millisecond), grace); !ok {
 		t.Fatal("asked again after the grace: not confirmed")
 	}
 	// Confirmed once: the next wish starts over.
-	if ok, first := p.confirmed("a", step(time.Millisecond)); ok || !first {
+	if ok, first := p.confirmed("a", step(time.Millisecond), grace); ok || !first {
 		t.Fatalf("after a confirmation: confirmed %v first %v, want false true", ok, first)
 	}
 	// A wish not asked again within the window starts over too.
-	p.confirmed("b", at)
-	if ok, first := p.confirmed("b", step(time.Second+confirmWindow)); ok || !first {
+	p.confirmed("b", at, grace)
+	if ok, first := p.confirmed("b", step(time.Second+confirmWindow), grace); ok || !first {
 		t.Fatalf("a stale wish: confirmed %v first %v, want false true", ok, first)
 	}
-	p.prune(step(time.Second + confirmWindow))
+	p.prune(step(time.Second+confirmWindow), grace)
 	if len(p.wanted) != 0 {
 		t.Fatalf("prune left %v", p.wanted)
 	}
-	p.grace = 0
-	if ok, _ := p.confirmed("c", at); !ok {
+	if ok, _ := p.confirmed("c", at, 0); !ok {
 		t.Fatal("no grace: not confirmed at once")
 	}
 }

@@ -414,18 +414,17 @@ sampling:
 	}
 	t.Logf("soak: %d Jobs over %s; live heap by minute (MiB): %s; slope %+.2f MiB/min; goroutines %.0f mean (lowest by minute %v), slope %+.2f/min",
 		count, duration, strings.Join(mib, " "), heapSlope*60/(1<<20), goMean, values(goMin), goSlope*60)
-	span := duration.Minutes() / 2
-	if duration < judgedSoak {
+	half := duration.Minutes() / 2
+	switch growth := heapSlope * 60 * half; {
+	case duration < judgedSoak:
 		// client-go's event recorder keeps the events of the last 6 to 12
 		// minutes (for series): a heap that holds them grows for 12
 		// minutes, then saws. A shorter soak cannot tell that from a leak.
-		t.Logf("soak shorter than %s: the trends are reported, not judged", judgedSoak)
-		span = 0
-	}
-	if growth := heapSlope * 60 * span; growth > 0.25*heapMean {
+		t.Logf("soak shorter than %s: the heap's trend is reported, not judged", judgedSoak)
+	case growth > 0.25*heapMean:
 		t.Errorf("the live heap grew %.1f MiB over the second half (%.0f%% of its mean): not flat", growth/(1<<20), 100*growth/heapMean)
 	}
-	if growth := goSlope * 60 * span; growth > 0.10*goMean+5 {
+	if growth := goSlope * 60 * half; growth > 0.10*goMean+5 {
 		t.Errorf("goroutines grew by %.0f over the second half: not flat", growth)
 	}
 	_, _, evictions, _ := c.result()

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,10 +60,13 @@ func TestPreemptedJobKeepsItsQuotaForAPodItsStatusDoesNotCountYet(t *testing.T) 
 	// have passed (an observation window, not a synchronization).
 	framework.Eventually(t, "the eviction to be 3 s old", func(context.Context) (bool, error) {
 		wl := getWorkloadOf(t, low)
+		if wl == nil {
+			return false, fmt.Errorf("the preempted Job's Workload is gone")
+		}
 		c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 		return c != nil && c.Status == metav1.ConditionTrue && time.Since(c.LastTransitionTime.Time) >= 3*time.Second, nil
 	})
-	if wl := getWorkloadOf(t, low); wl.Status.Admission == nil {
+	if wl := getWorkloadOf(t, low); wl == nil || wl.Status.Admission == nil {
 		t.Fatal("the preempted Job's quota went while its pod ran")
 	}
 	if wl := getWorkloadOf(t, urgent); wl == nil || wl.Status.Admission != nil {
