@@ -78,8 +78,13 @@ type Dispatcher struct {
 	ready              [2][]string
 	backgroundInFlight int
 	inFlight           int
-	stopping, stopped  bool
-	wg                 sync.WaitGroup
+	// arming counts backoff timers decided under mu but armed after it is
+	// released (a fake clock runs a timer's function under its own lock as
+	// it steps, so arming under mu could deadlock): until armed, the
+	// dispatcher is not idle, or a test stepping the clock could miss it.
+	arming            int
+	stopping, stopped bool
+	wg                sync.WaitGroup
 }
 
 // queuedObject is an object's queued writes, in order.
@@ -155,6 +160,7 @@ func (d *Dispatcher) Add(w Write) {
 	o.writes = merge(o.writes, w)
 	if w.Delay > 0 && !o.backingOff {
 		o.backingOff = true
+		d.arming++
 		d.mu.Unlock()
 		d.releaseAfter(w.Object, o, w.Delay)
 		return
@@ -164,7 +170,8 @@ func (d *Dispatcher) Add(w Write) {
 }
 
 // releaseAfter makes a backing-off object ready again after delay. The
-// caller does not hold mu: a fake clock runs the function as it steps.
+// caller does not hold mu (a fake clock runs the function as it steps) and
+// counted the timer in arming.
 func (d *Dispatcher) releaseAfter(key string, o *queuedObject, delay time.Duration) {
 	d.clock.AfterFunc(delay, func() {
 		d.mu.Lock()
@@ -174,6 +181,9 @@ func (d *Dispatcher) releaseAfter(key string, o *queuedObject, delay time.Durati
 			d.makeReady(key, o)
 		}
 	})
+	d.mu.Lock()
+	d.arming--
+	d.mu.Unlock()
 }
 
 // merge adds w to an object's queued writes: it replaces a queued write of
@@ -355,7 +365,7 @@ func (d *Dispatcher) run(ctx context.Context, key string, w Write) {
 // its object's writes (unless a newer one of its kind replaced it) and the
 // object waits its backoff.
 func (d *Dispatcher) finish(key string, w Write, outcome Outcome) {
-	if o, delay := d.file(key, w, outcome); delay > 0 {
+	if o, delay := d.file(key, w, outcome); o != nil {
 		d.releaseAfter(key, o, delay)
 	}
 }
@@ -389,6 +399,7 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 		o.writes = append([]Write{w}, o.writes...)
 	}
 	o.backingOff = true
+	d.arming++
 	return o, d.backoff.When(key)
 }
 
@@ -410,7 +421,7 @@ type Clock interface {
 func (d *Dispatcher) Idle() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.inFlight > 0 {
+	if d.inFlight > 0 || d.arming > 0 {
 		return false
 	}
 	for _, o := range d.objects {

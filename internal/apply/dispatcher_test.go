@@ -4,9 +4,11 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -249,4 +251,47 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// slowArmingClock holds AfterFunc until released, as a preempted goroutine
+// would between deciding a backoff and arming its timer.
+type slowArmingClock struct {
+	*clocktesting.FakeClock
+	release chan struct{}
+}
+
+func (c *slowArmingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	<-c.release
+	return c.FakeClock.AfterFunc(d, f)
+}
+
+// A failed write's backoff timer is armed after the dispatcher's lock is
+// released; until it is, the dispatcher is not idle, or a caller stepping
+// the clock once idle would step past a timer not yet armed (seen as a
+// rare CI failure of TestRefusedAdmissionAndFailedReadDoNotStrand).
+func TestDispatcherIsNotIdleUntilABackoffIsArmed(t *testing.T) {
+	clk := &slowArmingClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1000, 0)), release: make(chan struct{})}
+	d := NewDispatcher(DispatcherOptions{Workers: 1, BackgroundWorkers: 1, BaseBackoff: time.Second, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.Start(ctx)
+	defer d.Stop(cancel, time.Minute)
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(clk.release) }) }
+	defer release() // before Stop waits for the worker arming the timer
+	var tries atomic.Int32
+	d.Add(Write{Object: "a", Kind: "admission", Class: Urgent, Run: func(context.Context) Outcome {
+		if tries.Add(1) == 1 {
+			return Retry
+		}
+		return Done
+	}})
+	waitFor(t, func() bool { return tries.Load() == 1 })
+	if d.Idle() {
+		t.Fatal("idle while a failed write's backoff timer is not armed yet")
+	}
+	release()
+	waitFor(t, d.Idle)
+	clk.Step(time.Second)
+	waitFor(t, func() bool { return tries.Load() == 2 && d.Idle() })
 }
