@@ -30,8 +30,12 @@ FUZZ_TARGETS := internal/quota:FuzzSaturatingArithmetic internal/quota:FuzzTreeC
 DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
 BENCH       ?= baseline
+KUEUE_BENCH_DIR := hack/kueuebench
+KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
+KUEUE_BENCH_BIN := $(BIN)/kueuebench
+VS_KUEUE_FLAGS ?=
 
-.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-properties fmt vet clean
+.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
 
@@ -126,6 +130,20 @@ bench: tools build bench-properties
 ## bench-properties: seeded random runs of the pure cycle (preemption, fair sharing, quota changes), 5 seeds x 10,000 cycles each way
 bench-properties:
 	SLUICE_PROPERTY_STEPS=10000 SLUICE_PROPERTY_SEEDS=5 go test -count=1 -timeout 30m -run TestPreemptionProperties -v ./internal/scheduler/
+
+## bench-vs-kueue: Kueue's own scheduler benchmark (its runner) with Kueue's minimalkueue, then with sluice, on bench/$(BENCH).yaml; one table, and bin/bench-vs-kueue-$(BENCH).json (VS_KUEUE_FLAGS="--qps 500 --burst 1000" raises the runner's client limits)
+bench-vs-kueue: tools build $(KUEUE_BENCH_BIN)/runner $(KUEUE_BENCH_BIN)/minimalkueue
+	$(BIN)/sluice bench-vs-kueue --generator bench/$(BENCH).yaml --assets $(K8S_BIN) \
+	  --runner $(KUEUE_BENCH_BIN)/runner --minimalkueue $(KUEUE_BENCH_BIN)/minimalkueue \
+	  --kueue-dir "$$(cd $(KUEUE_BENCH_DIR) && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)" \
+	  --kueue-version "$$(cd $(KUEUE_BENCH_DIR) && go list -m -f '{{.Version}}' sigs.k8s.io/kueue)" \
+	  --work-dir $(BIN)/bench-vs-kueue-$(BENCH) --out $(BIN)/bench-vs-kueue-$(BENCH).json $(VS_KUEUE_FLAGS)
+
+# Kueue's benchmark tools, built from Kueue's published module in a module
+# of their own (hack/kueuebench): never part of sluice's build.
+$(KUEUE_BENCH_BIN)/%: $(KUEUE_BENCH_MOD)
+	@echo ">> building Kueue's $* from sigs.k8s.io/kueue (hack/kueuebench)"
+	cd $(KUEUE_BENCH_DIR) && go build -o $@ sigs.k8s.io/kueue/test/performance/scheduler/$*
 
 clean:
 	rm -rf $(BIN)/sluice $(DEV_DATA)
