@@ -247,11 +247,7 @@ func (t *Tracker) quotaFreed(clusterQueue string) {
 	if clusterQueue == "" {
 		return
 	}
-	members := t.Cache.CohortMembers(clusterQueue)
-	t.Queues.RequeueParked(func(info *workload.Info) bool {
-		lq, ok := t.Cache.LocalQueue(info.Namespace + "/" + info.LocalQueue)
-		return ok && members[string(lq.Spec.ClusterQueue)]
-	})
+	t.Queues.RequeueClusterQueues(t.Cache.CohortMembers(clusterQueue))
 }
 
 // fed records a version of what was fed for a queue definition and, when
@@ -262,7 +258,7 @@ func (t *Tracker) fed(key, version string) {
 	t.seen[key] = version
 	t.seenMu.Unlock()
 	if changed {
-		t.Queues.RequeueParked(nil)
+		t.Queues.RequeueAll()
 	}
 }
 
@@ -273,7 +269,7 @@ func (t *Tracker) forgetDefinition(key string) {
 	t.seenMu.Lock()
 	delete(t.seen, key)
 	t.seenMu.Unlock()
-	t.Queues.RequeueParked(nil)
+	t.Queues.RequeueAll()
 }
 
 // specVersion identifies a version of an object's spec: its UID (an object

@@ -8,31 +8,45 @@ import (
 
 // Queues holds the pending workloads. A parked workload is not handed to
 // the scheduler until it is requeued: by a new version of itself, or by a
-// change that may let it fit (quota freed, a queue, cohort, flavor or
-// namespace changed).
+// change that may let it fit (quota freed in its cohort, a queue, cohort,
+// flavor or namespace changed, its verdict due again). Parked workloads are
+// indexed by the ClusterQueue they were evaluated in, so that quota freed
+// in one cohort costs the size of that cohort's backlog, not of all.
 type Queues struct {
 	mu      sync.Mutex
 	pending map[string]*workload.Info
-	parked  map[string]*workload.Info
-	// requeues counts the calls of RequeueParked; woken holds, for each
-	// pending workload a requeue would have moved had it been parked, the
-	// count at that requeue. A cycle evaluates a snapshot taken at some
-	// count: a workload woken after it must not be parked with a verdict
-	// the change may have voided (the change came while it was pending,
-	// so nothing would requeue it again).
-	requeues uint64
-	woken    map[string]uint64
+	parked  map[string]parkedWorkload
+	// parkedIn indexes the parked workloads by ClusterQueue ("" for those
+	// that could not be routed to one).
+	parkedIn map[string]map[string]*workload.Info
+	// requeues counts the requeues. A cycle evaluates a snapshot taken at
+	// some count: a workload that a later requeue would have moved had it
+	// been parked must not be parked with a verdict the change may have
+	// voided (the change came while it was pending, so nothing would
+	// requeue it again). allAt, clusterQueueAt and keyAt are the counts of
+	// the last requeue of everything, of a ClusterQueue, of a workload.
+	requeues       uint64
+	allAt          uint64
+	clusterQueueAt map[string]uint64
+	keyAt          map[string]uint64
 	// wake is signalled (without blocking) when there may be work.
 	wake chan struct{}
+}
+
+type parkedWorkload struct {
+	info         *workload.Info
+	clusterQueue string
 }
 
 // New makes an empty Queues.
 func New() *Queues {
 	return &Queues{
-		pending: map[string]*workload.Info{},
-		parked:  map[string]*workload.Info{},
-		woken:   map[string]uint64{},
-		wake:    make(chan struct{}, 1),
+		pending:        map[string]*workload.Info{},
+		parked:         map[string]parkedWorkload{},
+		parkedIn:       map[string]map[string]*workload.Info{},
+		clusterQueueAt: map[string]uint64{},
+		keyAt:          map[string]uint64{},
+		wake:           make(chan struct{}, 1),
 	}
 }
 
@@ -53,25 +67,41 @@ func (m *Queues) Signal() {
 // otherwise it is evaluated again.
 func (m *Queues) AddOrUpdate(info *workload.Info) {
 	m.mu.Lock()
-	if parked, ok := m.parked[info.Key]; ok && parked.Obj != nil && info.Obj != nil &&
-		parked.Obj.Generation == info.Obj.Generation && parked.QueueTime.Equal(info.QueueTime) {
-		m.parked[info.Key] = info
+	if p, ok := m.parked[info.Key]; ok && p.info.Obj != nil && info.Obj != nil &&
+		p.info.Obj.Generation == info.Obj.Generation && p.info.QueueTime.Equal(info.QueueTime) {
+		m.parked[info.Key] = parkedWorkload{info: info, clusterQueue: p.clusterQueue}
+		m.parkedIn[p.clusterQueue][info.Key] = info
 		m.mu.Unlock()
 		return
 	}
-	delete(m.parked, info.Key)
-	delete(m.woken, info.Key)
+	m.unpark(info.Key)
+	delete(m.keyAt, info.Key)
 	m.pending[info.Key] = info
 	m.mu.Unlock()
 	m.Signal()
+}
+
+// unpark drops a workload from the parked ones; the caller holds mu.
+func (m *Queues) unpark(key string) (*workload.Info, bool) {
+	p, ok := m.parked[key]
+	if !ok {
+		return nil, false
+	}
+	delete(m.parked, key)
+	in := m.parkedIn[p.clusterQueue]
+	delete(in, key)
+	if len(in) == 0 {
+		delete(m.parkedIn, p.clusterQueue)
+	}
+	return p.info, true
 }
 
 // Delete forgets a workload (admitted, finished, deleted or deactivated).
 func (m *Queues) Delete(key string) {
 	m.mu.Lock()
 	delete(m.pending, key)
-	delete(m.parked, key)
-	delete(m.woken, key)
+	m.unpark(key)
+	delete(m.keyAt, key)
 	m.mu.Unlock()
 }
 
@@ -83,40 +113,73 @@ func (m *Queues) Requeues() uint64 {
 	return m.requeues
 }
 
-// Park sets a workload aside until something changes, if it is still the
-// version that was evaluated and nothing that would have requeued it
-// happened since seen (the Requeues count the verdict's snapshot was taken
-// at): then it stays pending for the next cycle.
-func (m *Queues) Park(info *workload.Info, seen uint64) {
+// Park sets a workload evaluated in clusterQueue aside until something
+// changes, if it is still the version that was evaluated and nothing that
+// would have requeued it happened since seen (the Requeues count the
+// verdict's snapshot was taken at): then it stays pending for the next
+// cycle.
+func (m *Queues) Park(info *workload.Info, clusterQueue string, seen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	current, ok := m.pending[info.Key]
 	if !ok || current != info {
 		return
 	}
-	if m.woken[info.Key] > seen {
+	if m.allAt > seen || m.clusterQueueAt[clusterQueue] > seen || m.keyAt[info.Key] > seen {
 		return
 	}
 	delete(m.pending, info.Key)
-	delete(m.woken, info.Key)
-	m.parked[info.Key] = info
+	delete(m.keyAt, info.Key)
+	m.parked[info.Key] = parkedWorkload{info: info, clusterQueue: clusterQueue}
+	if m.parkedIn[clusterQueue] == nil {
+		m.parkedIn[clusterQueue] = map[string]*workload.Info{}
+	}
+	m.parkedIn[clusterQueue][info.Key] = info
 }
 
-// RequeueParked returns parked workloads to the queue; keep selects which
-// (nil: all). It always wakes the scheduler: a StrictFIFO head is never
-// parked, yet the change that called for this may let it fit.
-func (m *Queues) RequeueParked(keep func(*workload.Info) bool) {
+// RequeueAll returns every parked workload to the queue (a queue, cohort,
+// flavor or namespace changed).
+func (m *Queues) RequeueAll() {
 	m.mu.Lock()
 	m.requeues++
-	for key, info := range m.parked {
-		if keep == nil || keep(info) {
-			delete(m.parked, key)
+	m.allAt = m.requeues
+	for key, p := range m.parked {
+		m.pending[key] = p.info
+	}
+	clear(m.parked)
+	clear(m.parkedIn)
+	m.mu.Unlock()
+	m.Signal()
+}
+
+// RequeueClusterQueues returns the workloads parked in these ClusterQueues
+// to the queue (quota was freed in their cohort). It always wakes the
+// scheduler: a StrictFIFO head is never parked, yet the change may let it
+// fit.
+func (m *Queues) RequeueClusterQueues(names map[string]bool) {
+	m.mu.Lock()
+	m.requeues++
+	for name := range names {
+		m.clusterQueueAt[name] = m.requeues
+		for key := range m.parkedIn[name] {
+			info, _ := m.unpark(key)
 			m.pending[key] = info
 		}
 	}
-	for key, info := range m.pending {
-		if keep == nil || keep(info) {
-			m.woken[key] = m.requeues
+	m.mu.Unlock()
+	m.Signal()
+}
+
+// RequeueKeys returns these workloads to the queue if they are parked (their
+// verdict is due again).
+func (m *Queues) RequeueKeys(keys map[string]bool) {
+	m.mu.Lock()
+	m.requeues++
+	for key := range keys {
+		if info, ok := m.unpark(key); ok {
+			m.pending[key] = info
+		} else if _, waiting := m.pending[key]; waiting {
+			m.keyAt[key] = m.requeues
 		}
 	}
 	m.mu.Unlock()
@@ -143,8 +206,8 @@ func (m *Queues) All() []*workload.Info {
 	for _, info := range m.pending {
 		out = append(out, info)
 	}
-	for _, info := range m.parked {
-		out = append(out, info)
+	for _, p := range m.parked {
+		out = append(out, p.info)
 	}
 	return out
 }
