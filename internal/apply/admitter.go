@@ -130,6 +130,9 @@ func (a *Admitter) cycle(ctx context.Context) {
 	decisions := scheduler.Schedule(snap, pending)
 	observeCycle(a.Clock.Since(started))
 	now := a.Clock.Now()
+	// waiting counts each ClusterQueue's waiting workloads so far: the
+	// decisions of a queue come in its order.
+	waiting := map[string]int{}
 	for i := range decisions {
 		d := decisions[i]
 		if d.Admitted() {
@@ -141,9 +144,10 @@ func (a *Admitter) cycle(ctx context.Context) {
 			continue
 		}
 		a.preempt(d, now)
-		a.Verdicts.Offer(d)
+		a.Verdicts.Offer(d, waiting[d.ClusterQueue])
+		waiting[d.ClusterQueue]++
 		if d.Park {
-			a.Tracker.Queues.Park(d.Info, requeues)
+			a.Tracker.Queues.Park(d.Info, d.ClusterQueue, requeues)
 		}
 	}
 	a.preemptions.prune(now, a.PreemptionGrace)

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 
 // QueueStatusWriter keeps the counts and usage in ClusterQueue and
 // LocalQueue status current. It writes on a period rather than per
-// admission, and only what changed, so under load a queue's status costs at
-// most about one write per period. MaxWritesPerPeriod bounds the total:
+// admission, and only what changed; a queue that keeps changing is written
+// at most once per MinInterval, except that a queue that drained (nothing
+// pending or reserving) is written at once, so its status never says it is
+// busy once it is idle. MaxWritesPerPeriod bounds the total:
 // with a thousand busy queues, status writes would otherwise outnumber the
 // admissions; the queues written longest ago go first.
 type QueueStatusWriter struct {
@@ -28,6 +31,7 @@ type QueueStatusWriter struct {
 	Tracker            *Tracker
 	Dispatcher         *Dispatcher
 	Period             time.Duration
+	MinInterval        time.Duration
 	MaxWritesPerPeriod int
 	Clock              clock.WithTicker
 
@@ -36,8 +40,10 @@ type QueueStatusWriter struct {
 
 // statusUpdate is a queue whose status changed, ready to be written.
 type statusUpdate struct {
-	key   string
-	write func()
+	key string
+	// drained: the new status says nothing is pending or reserving.
+	drained bool
+	write   func()
 }
 
 // NeedLeaderElection: the leader's view is the one to publish.
@@ -85,6 +91,8 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			changed := !equality.Semantic.DeepEqual(&cq.Status, desired)
 			cq.Status = *desired
 			return changed
+		}, func(cq *kueue.ClusterQueue) bool {
+			return cq.Status.PendingWorkloads == 0 && cq.Status.ReservingWorkloads == 0
 		})
 	}
 	for key, cqName := range lqToCQ {
@@ -100,6 +108,8 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			changed := !equality.Semantic.DeepEqual(&lq.Status, desired)
 			lq.Status = *desired
 			return changed
+		}, func(lq *kueue.LocalQueue) bool {
+			return lq.Status.PendingWorkloads == 0 && lq.Status.ReservingWorkloads == 0
 		})
 	}
 	for _, name := range w.Tracker.Cache.CohortNames() {
@@ -108,7 +118,7 @@ func (w *QueueStatusWriter) flush(ctx context.Context) {
 			changed := !equality.Semantic.DeepEqual(co.Status.FairSharing, desired)
 			co.Status.FairSharing = desired
 			return changed
-		})
+		}, func(*kueue.Cohort) bool { return false })
 	}
 	w.writeStalestFirst(updates)
 }
@@ -123,18 +133,22 @@ func fairSharingStatus(shares map[string]int64, name string) *kueue.FairSharingS
 }
 
 // writeStalestFirst writes the updates of the queues written longest ago,
-// up to the budget; the others wait for the next period.
+// up to the budget; the others, and those written within MinInterval that
+// did not drain, wait for a later period.
 func (w *QueueStatusWriter) writeStalestFirst(updates []statusUpdate) {
 	if w.lastWritten == nil {
 		w.lastWritten = map[string]time.Time{}
 	}
+	now := w.Clock.Now()
+	updates = slices.DeleteFunc(updates, func(u statusUpdate) bool {
+		return !u.drained && now.Sub(w.lastWritten[u.key]) < w.MinInterval
+	})
 	sort.SliceStable(updates, func(i, j int) bool {
 		return w.lastWritten[updates[i].key].Before(w.lastWritten[updates[j].key])
 	})
 	if w.MaxWritesPerPeriod > 0 && len(updates) > w.MaxWritesPerPeriod {
 		updates = updates[:w.MaxWritesPerPeriod]
 	}
-	now := w.Clock.Now()
 	for _, u := range updates {
 		u.write()
 		w.lastWritten[u.key] = now
@@ -145,7 +159,7 @@ func (w *QueueStatusWriter) writeStalestFirst(updates []statusUpdate) {
 // status; when update reports a change, it appends the write of it, which
 // goes through the dispatcher as a background write (a newer status of the
 // queue replaces one still queued).
-func appendIfChanged[T client.Object](ctx context.Context, w *QueueStatusWriter, updates []statusUpdate, obj T, key client.ObjectKey, update func(T) bool) []statusUpdate {
+func appendIfChanged[T client.Object](ctx context.Context, w *QueueStatusWriter, updates []statusUpdate, obj T, key client.ObjectKey, update func(T) bool, drained func(T) bool) []statusUpdate {
 	if err := w.Client.Get(ctx, key, obj); err != nil {
 		return updates
 	}
@@ -154,7 +168,7 @@ func appendIfChanged[T client.Object](ctx context.Context, w *QueueStatusWriter,
 		return updates
 	}
 	name := fmt.Sprintf("%T/%s", obj, key)
-	return append(updates, statusUpdate{key: name, write: func() {
+	return append(updates, statusUpdate{key: name, drained: drained(obj), write: func() {
 		w.Dispatcher.Add(Write{Object: name, Kind: writeQueue, Class: Background, Run: func(ctx context.Context) Outcome {
 			err := w.Client.Status().Patch(ctx, obj, patch)
 			countWrite(writeQueue, err)

@@ -35,3 +35,25 @@ func TestQueueStatusWritesStalestFirstWithinBudget(t *testing.T) {
 		t.Fatalf("without a budget wrote %v, want all three", written)
 	}
 }
+
+func TestQueueStatusOfABusyQueueWaitsItsIntervalUnlessItDrained(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(400, 0))
+	w := &QueueStatusWriter{MinInterval: 10 * time.Second, Clock: clk}
+	var written []string
+	update := func(key string, drained bool) statusUpdate {
+		return statusUpdate{key: key, drained: drained, write: func() { written = append(written, key) }}
+	}
+	w.writeStalestFirst([]statusUpdate{update("cq/busy", false), update("cq/draining", false)})
+	clk.Step(time.Second)
+	written = nil
+	w.writeStalestFirst([]statusUpdate{update("cq/busy", false), update("cq/draining", true), update("cq/new", false)})
+	if want := []string{"cq/new", "cq/draining"}; !reflect.DeepEqual(written, want) {
+		t.Fatalf("a second later wrote %v, want %v: a queue written a second ago waits unless it drained", written, want)
+	}
+	clk.Step(10 * time.Second)
+	written = nil
+	w.writeStalestFirst([]statusUpdate{update("cq/busy", false)})
+	if want := []string{"cq/busy"}; !reflect.DeepEqual(written, want) {
+		t.Fatalf("after the interval wrote %v, want %v", written, want)
+	}
+}

@@ -18,7 +18,10 @@ import (
 )
 
 // Verdicts writes why workloads wait (QuotaReserved=False, its reason and
-// message) as background writes. A workload admitted within Grace of
+// message) as background writes, for the first Heads waiting workloads of
+// each ClusterQueue in a cycle's order (the others wait behind them; as in
+// Kueue, a workload's condition is written as it comes to the head, and a
+// backlog of thousands costs no writes). A workload admitted within Grace of
 // entering its queue never gets one (most are, and the write would cost as
 // much as the admission); after that, its first verdict and new numbers
 // under the same reason are written at most once per Refresh per workload
@@ -27,8 +30,11 @@ import (
 // their cohort. A verdict whose reason changes is written at once.
 type Verdicts struct {
 	Workloads *Workloads
-	Grace     time.Duration
-	Refresh   time.Duration
+	// Heads is how many waiting workloads of each ClusterQueue get a
+	// verdict; 0 means all.
+	Heads   int
+	Grace   time.Duration
+	Refresh time.Duration
 	// PerSecond bounds first verdicts and refreshes in all; 0 means no
 	// bound.
 	PerSecond float64
@@ -79,8 +85,13 @@ func (v *Verdicts) init() {
 }
 
 // Offer queues the write of a pending decision's verdict when it is due,
-// or arranges for it to be evaluated again when its refresh is.
-func (v *Verdicts) Offer(d scheduler.Decision) {
+// or arranges for it to be evaluated again when its refresh is. rank is the
+// decision's place among the cycle's waiting workloads of its ClusterQueue
+// (0 for the first).
+func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
+	if v.Heads > 0 && d.ClusterQueue != "" && rank >= v.Heads {
+		return
+	}
 	v.init()
 	switch v.due(d) {
 	case writeNow:
@@ -268,7 +279,7 @@ func (v *Verdicts) refreshDueNow() {
 		v.arm(next.Sub(now))
 	}
 	if len(ready) > 0 {
-		v.Workloads.Tracker.Queues.RequeueParked(func(info *workload.Info) bool { return ready[info.Key] })
+		v.Workloads.Tracker.Queues.RequeueKeys(ready)
 	}
 }
 

@@ -71,12 +71,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 	}
 	admitter := &apply.Admitter{Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
-		Verdicts:        &apply.Verdicts{Workloads: workloads, Grace: VerdictGrace, Refresh: 5 * time.Second, PerSecond: 20},
+		Verdicts:        &apply.Verdicts{Workloads: workloads, Heads: VerdictHeads, Grace: VerdictGrace, Refresh: VerdictRefresh, PerSecond: 20},
 		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second}
 	if err := mgr.Add(admitter); err != nil {
 		return fmt.Errorf("adding the admitter: %w", err)
 	}
-	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
+	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MinInterval: QueueStatusMinInterval, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
 		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
 	return nil
@@ -86,6 +86,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 // writes: a few dozen queues stay current every second, a thousand busy ones
 // take turns.
 const QueueStatusWritesPerSecond = 25
+
+// QueueStatusMinInterval is how often at most the status of a queue that
+// keeps changing is written (one that drained is written at once):
+// dashboards read the live numbers from the metrics; a status write per
+// queue per second would cost a third of the writes of a busy cluster.
+const QueueStatusMinInterval = 10 * time.Second
 
 // Writers is how many status writes the apply layer keeps in flight (a
 // quarter of them for background writes); the benchmark's API ceiling
@@ -110,6 +116,16 @@ func controllerOptions(workers int) controller.Options {
 // load, short next to any job worth preempting, long enough that jobs
 // ending anyway are not evicted for room they were about to give back.
 const PreemptionGrace = time.Second
+
+// VerdictHeads is how many waiting workloads of each ClusterQueue carry
+// why they wait: the ones the queue serves next. The others wait behind
+// them; writing each of a backlog of thousands costs as many writes as
+// admitting them.
+const VerdictHeads = 1
+
+// VerdictRefresh is how often new numbers under the same reason are
+// written to a waiting workload; a new reason is written at once.
+const VerdictRefresh = 30 * time.Second
 
 // VerdictGrace is how long a workload waits before sluice writes why: most
 // are admitted sooner, and the write would cost as much as the admission.
