@@ -60,6 +60,7 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 	wait := Decision{Info: info, ClusterQueue: cq.Name, Reason: kueue.ReasonWaitingForPreemptedWorkloads}
 	if len(evicting) > 0 && c.fitsWithout(cq, info, evicting, false) {
 		wait.Message = "waiting for preempted workloads to stop and release their quota"
+		c.hold(cq, info, evicting)
 		return wait, true
 	}
 	var cands []*Candidate
@@ -139,7 +140,31 @@ func (c *cycle) preempt(cq *ClusterQueue, info *workload.Info) (Decision, bool) 
 	}
 	wait.Victims = victims
 	wait.Message = fmt.Sprintf("preempting %d workload(s) to make room in ClusterQueue %s: %s", len(victims), cq.Name, strings.Join(names, ", "))
+	c.hold(cq, info, slices.Concat(evicting, victims))
 	return wait, true
+}
+
+// hold charges to the rest of the cycle the part of what a preemptor needs
+// that is free now, so that workloads after it in the cycle (of lower
+// priority, or later) don't take the quota it waits for. Quota freed as
+// admitted workloads finish then gathers for it, and by the time its
+// preemption is confirmed (the apply layer waits a grace) it often fits
+// without evicting anyone: a preemption that quota already on its way back
+// would make needless costs the victim its run.
+func (c *cycle) hold(cq *ClusterQueue, info *workload.Info, gone []*Candidate) {
+	chargeBack := c.release(gone)
+	a, f := assign(cq, c.snap.Flavors, info, true)
+	chargeBack()
+	if f != nil {
+		return
+	}
+	held := quota.Amounts{}
+	for fr, v := range a.usage {
+		if free := cq.Node.Available(fr); free > 0 {
+			held[fr] = min(v, free)
+		}
+	}
+	cq.Node.ChargeAll(held, 1)
 }
 
 // fitsWithout tells whether info fits in cq once the quota of gone is given

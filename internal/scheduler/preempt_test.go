@@ -202,3 +202,26 @@ func TestBorrowWithinCohort(t *testing.T) {
 		})
 	}
 }
+
+// A preemptor holds what is free of what it needs for the rest of the
+// cycle: a lower-priority borrower after it does not take that quota, so
+// quota freed while its preemption waits to be confirmed gathers for it.
+func TestPreemptorHoldsTheFreeQuotaItNeeds(t *testing.T) {
+	w := newWorld(flavor("f"))
+	lender := w.queue("lender", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 4})
+	lender.WithinClusterQueue = kueue.PreemptionPolicyLowerPriority
+	w.queue("borrower", kueue.BestEffortFIFO, kueue.MayStopSearch, true, flavorQuota{name: "f", nominal: 2})
+	chargeAdmitted(w.finalize(), []*Candidate{cand("ns/low", "lender", 1, 0, 2), cand("ns/own", "borrower", 1, 0, 2)}, nil)
+	// 2 of the cohort's 6 are free; mine needs 4: evicting low frees 2 more.
+	ds := Schedule(w.snap, []*workload.Info{wl("mine", "lender", 10, 20, 4, "1"), wl("small", "borrower", 1, 30, 1, "1")})
+	byKey := map[string]Decision{}
+	for _, d := range ds {
+		byKey[d.Info.Key] = d
+	}
+	if got := victimKeys(byKey["ns/mine"]); !reflect.DeepEqual(got, []string{"ns/low"}) {
+		t.Fatalf("mine's victims %v, want [ns/low]", got)
+	}
+	if d := byKey["ns/small"]; d.Admitted() {
+		t.Fatal("a lower-priority borrower took the free quota the preemptor waits for")
+	}
+}
