@@ -36,6 +36,10 @@ type Admitter struct {
 	// DrainTimeout bounds how long queued urgent writes may take once the
 	// manager stops.
 	DrainTimeout time.Duration
+	// CyclePause is the least time from one cycle's start to the next:
+	// events that come meanwhile (admissions landing, quota freed) are
+	// decided together instead of a snapshot each. 0 runs a cycle per wake.
+	CyclePause time.Duration
 }
 
 // NeedLeaderElection: only the leader admits.
@@ -61,7 +65,15 @@ func (a *Admitter) Start(ctx context.Context) error {
 			return nil
 		case <-a.Tracker.Queues.Wake():
 		}
+		started := a.Clock.Now()
 		a.cycle(ctx)
+		if rest := a.CyclePause - a.Clock.Since(started); rest > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-a.Clock.After(rest):
+			}
+		}
 	}
 }
 
@@ -141,6 +153,7 @@ func (a *Admitter) cycle(ctx context.Context) {
 			admittedWorkloads.Inc()
 			a.Verdicts.Forget(d.Info.Key)
 			a.Workloads.Admit(d)
+			a.Tracker.Queues.RequeueNext(d.ClusterQueue, d.Info.Shape)
 			continue
 		}
 		a.preempt(d, now)

@@ -10,15 +10,17 @@ import (
 // the scheduler until it is requeued: by a new version of itself, or by a
 // change that may let it fit (quota freed in its cohort, a queue, cohort,
 // flavor or namespace changed, its verdict due again). Parked workloads are
-// indexed by the ClusterQueue they were evaluated in, so that quota freed
-// in one cohort costs the size of that cohort's backlog, not of all.
+// kept by the ClusterQueue they were evaluated in and by shape, in the
+// queue's order: quota freed in a cohort requeues the first of each shape
+// of its queues, and an admission the next of its shape (parkedShapes), so
+// a release costs the number of shapes, not the backlog.
 type Queues struct {
 	mu      sync.Mutex
 	pending map[string]*workload.Info
 	parked  map[string]parkedWorkload
-	// parkedIn indexes the parked workloads by ClusterQueue ("" for those
-	// that could not be routed to one).
-	parkedIn map[string]map[string]*workload.Info
+	// parkedIn holds the parked workloads by ClusterQueue ("" for those
+	// that could not be routed to one) and shape.
+	parkedIn map[string]parkedShapes
 	// requeues counts the requeues. A cycle evaluates a snapshot taken at
 	// some count: a workload that a later requeue would have moved had it
 	// been parked must not be parked with a verdict the change may have
@@ -43,7 +45,7 @@ func New() *Queues {
 	return &Queues{
 		pending:        map[string]*workload.Info{},
 		parked:         map[string]parkedWorkload{},
-		parkedIn:       map[string]map[string]*workload.Info{},
+		parkedIn:       map[string]parkedShapes{},
 		clusterQueueAt: map[string]uint64{},
 		keyAt:          map[string]uint64{},
 		wake:           make(chan struct{}, 1),
@@ -70,7 +72,7 @@ func (m *Queues) AddOrUpdate(info *workload.Info) {
 	if p, ok := m.parked[info.Key]; ok && p.info.Obj != nil && info.Obj != nil &&
 		p.info.Obj.Generation == info.Obj.Generation && p.info.QueueTime.Equal(info.QueueTime) {
 		m.parked[info.Key] = parkedWorkload{info: info, clusterQueue: p.clusterQueue}
-		m.parkedIn[p.clusterQueue][info.Key] = info
+		m.parkedIn[p.clusterQueue].replace(info)
 		m.mu.Unlock()
 		return
 	}
@@ -89,7 +91,7 @@ func (m *Queues) unpark(key string) (*workload.Info, bool) {
 	}
 	delete(m.parked, key)
 	in := m.parkedIn[p.clusterQueue]
-	delete(in, key)
+	in.remove(key, p.info.Shape)
 	if len(in) == 0 {
 		delete(m.parkedIn, p.clusterQueue)
 	}
@@ -132,9 +134,9 @@ func (m *Queues) Park(info *workload.Info, clusterQueue string, seen uint64) {
 	delete(m.keyAt, info.Key)
 	m.parked[info.Key] = parkedWorkload{info: info, clusterQueue: clusterQueue}
 	if m.parkedIn[clusterQueue] == nil {
-		m.parkedIn[clusterQueue] = map[string]*workload.Info{}
+		m.parkedIn[clusterQueue] = parkedShapes{}
 	}
-	m.parkedIn[clusterQueue][info.Key] = info
+	m.parkedIn[clusterQueue].push(info)
 }
 
 // RequeueAll returns every parked workload to the queue (a queue, cohort,
@@ -152,22 +154,52 @@ func (m *Queues) RequeueAll() {
 	m.Signal()
 }
 
-// RequeueClusterQueues returns the workloads parked in these ClusterQueues
-// to the queue (quota was freed in their cohort). It always wakes the
-// scheduler: a StrictFIFO head is never parked, yet the change may let it
-// fit.
+// RequeueClusterQueues returns the first parked workload of each shape of
+// these ClusterQueues to the queue (quota was freed in their cohort). It
+// always wakes the scheduler: a StrictFIFO head is never parked, yet the
+// change may let it fit.
 func (m *Queues) RequeueClusterQueues(names map[string]bool) {
 	m.mu.Lock()
 	m.requeues++
 	for name := range names {
 		m.clusterQueueAt[name] = m.requeues
-		for key := range m.parkedIn[name] {
-			info, _ := m.unpark(key)
-			m.pending[key] = info
+		for shape := range m.parkedIn[name] {
+			m.requeueFirst(name, shape)
 		}
 	}
 	m.mu.Unlock()
 	m.Signal()
+}
+
+// RequeueNext returns the next two parked workloads of a shape in a
+// ClusterQueue to the queue: one of that shape was just admitted, and the
+// room left may let more in. Two per admission doubles what a cycle
+// evaluates while they fit, so a release that makes room for hundreds
+// fills it in a handful of cycles.
+func (m *Queues) RequeueNext(clusterQueue, shape string) {
+	m.mu.Lock()
+	moved := m.requeueFirst(clusterQueue, shape)
+	moved = m.requeueFirst(clusterQueue, shape) || moved
+	m.mu.Unlock()
+	if moved {
+		m.Signal()
+	}
+}
+
+// requeueFirst moves the first parked workload of a shape to pending; the
+// caller holds mu.
+func (m *Queues) requeueFirst(clusterQueue, shape string) bool {
+	in := m.parkedIn[clusterQueue]
+	info, ok := in.popFirst(shape)
+	if !ok {
+		return false
+	}
+	if len(in) == 0 {
+		delete(m.parkedIn, clusterQueue)
+	}
+	delete(m.parked, info.Key)
+	m.pending[info.Key] = info
+	return true
 }
 
 // RequeueKeys returns these workloads to the queue if they are parked (their

@@ -113,38 +113,55 @@ func TestParkAfterARequeueDuringTheCycleKeepsItPending(t *testing.T) {
 	}
 }
 
-// Quota freed in one cohort requeues the workloads parked in its
-// ClusterQueues only, and the index follows a parked workload's updates.
-func TestRequeueClusterQueuesMovesOnlyTheirs(t *testing.T) {
+// Quota freed in one cohort requeues, of the workloads parked in its
+// ClusterQueues, the first of each shape in the queue's order; an admission
+// requeues the next of its shape. The order follows a parked workload's
+// updates.
+func TestRequeueClusterQueuesMovesTheFirstOfEachShape(t *testing.T) {
 	m := New()
-	in := map[string]string{"ns/a": "cq-a", "ns/b": "cq-b", "ns/c": "cq-a"}
-	for key, cq := range in {
-		i := info(key, 0, 0)
+	shaped := func(key string, priority int32, shape string) *workload.Info {
+		i := info(key, priority, 0)
+		i.Shape = shape
+		i.Obj = &kueue.Workload{}
+		return i
+	}
+	parkIn := map[*workload.Info]string{
+		shaped("ns/small-1", 0, "1cpu"): "cq-a", shaped("ns/small-2", 0, "1cpu"): "cq-a",
+		shaped("ns/small-urgent", 5, "1cpu"): "cq-a", shaped("ns/large", 0, "8cpu"): "cq-a",
+		shaped("ns/other", 0, "1cpu"): "cq-b",
+	}
+	for i, cq := range parkIn {
 		m.AddOrUpdate(i)
 		m.Park(i, cq, m.Requeues())
 	}
-	// A status-only update keeps c parked, in its queue's index.
-	c2 := info("ns/c", 0, 0)
-	c2.Obj = &kueue.Workload{}
-	m.parked["ns/c"].info.Obj = &kueue.Workload{}
-	m.AddOrUpdate(c2)
+	pendingKeys := func() map[string]bool {
+		got := map[string]bool{}
+		for _, i := range m.Pending() {
+			got[i.Key] = true
+		}
+		return got
+	}
+	// A status-only update keeps small-1 parked, in its place.
+	m.AddOrUpdate(shaped("ns/small-1", 0, "1cpu"))
 	if len(m.Pending()) != 0 {
 		t.Fatal("a status-only update requeued a parked workload")
 	}
 	m.RequeueClusterQueues(map[string]bool{"cq-a": true})
-	got := map[string]bool{}
-	for _, i := range m.Pending() {
-		got[i.Key] = true
+	if got := pendingKeys(); len(got) != 2 || !got["ns/small-urgent"] || !got["ns/large"] {
+		t.Fatalf("pending %v, want the first of each shape of cq-a: small-urgent and large", got)
 	}
-	if len(got) != 2 || !got["ns/a"] || !got["ns/c"] {
-		t.Fatalf("pending %v, want a and c (parked in cq-a), b left parked", got)
+	m.Delete("ns/small-urgent") // admitted
+	m.RequeueNext("cq-a", "1cpu")
+	if got := pendingKeys(); len(got) != 3 || !got["ns/small-1"] || !got["ns/small-2"] || got["ns/other"] {
+		t.Fatalf("pending %v, want the next two of its shape after an admission (small-1, small-2) and large; other (cq-b) still parked", got)
 	}
-	if p := m.Pending(); (p[0].Key == "ns/c" && p[0] != c2) || (p[1].Key == "ns/c" && p[1] != c2) {
-		t.Fatal("the requeued c is not its newest version")
+	m.RequeueNext("cq-a", "1cpu") // nothing left of the shape: no-op
+	if len(m.Pending()) != 3 {
+		t.Fatal("a requeue of an empty shape moved something")
 	}
-	m.Delete("ns/b")
+	m.Delete("ns/other")
 	m.RequeueAll()
-	if len(m.Pending()) != 2 || len(m.All()) != 2 {
+	if len(m.Pending()) != 3 || len(m.All()) != 3 {
 		t.Fatal("a deleted parked workload came back")
 	}
 }
