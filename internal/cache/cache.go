@@ -65,6 +65,10 @@ type reservation struct {
 	// yet seen written); its quota is on its way back and it is no
 	// preemption candidate.
 	evicting bool
+	// candidate is what the scheduler sees of it as a preemption candidate,
+	// made once as it is stored: a reservation is replaced, never changed
+	// (but evicting), and the scheduler only reads candidates.
+	candidate *scheduler.Candidate
 }
 
 // New makes an empty Cache.
@@ -238,6 +242,8 @@ func (c *Cache) replaceReservation(key string, old, r *reservation) {
 		delete(c.workloads, key)
 	}
 	if r != nil {
+		r.candidate = &scheduler.Candidate{Key: key, ClusterQueue: r.clusterQueue,
+			Priority: r.priority, QueueTime: r.queueTime, AdmittedAt: r.admittedAt, Usage: r.usage}
 		total := c.usageByQueue[r.clusterQueue]
 		if total == nil {
 			total = quota.Amounts{}
@@ -480,7 +486,7 @@ func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 	snap.Evicting = map[string]quota.Amounts{}
 	// Map order is fine: the cycle orders candidates itself (key last), and
 	// sums don't depend on order. Sorting 50,000 keys every cycle would not be.
-	for key, r := range c.workloads {
+	for _, r := range c.workloads {
 		if _, ok := snap.ClusterQueues[r.clusterQueue]; !ok {
 			continue
 		}
@@ -491,8 +497,7 @@ func (c *Cache) addPreemptionCandidates(snap *scheduler.Snapshot) {
 			snap.Evicting[r.clusterQueue].Add(r.usage)
 			continue
 		}
-		snap.Admitted[r.clusterQueue] = append(snap.Admitted[r.clusterQueue], &scheduler.Candidate{Key: key, ClusterQueue: r.clusterQueue,
-			Priority: r.priority, QueueTime: r.queueTime, AdmittedAt: r.admittedAt, Usage: r.usage})
+		snap.Admitted[r.clusterQueue] = append(snap.Admitted[r.clusterQueue], r.candidate)
 	}
 }
 
