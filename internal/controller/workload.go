@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,6 +37,9 @@ type WorkloadReconciler struct {
 	// reservation is cleared (its job integration clears it then); other
 	// workloads lose the reservation in the same write as they are evicted.
 	StopsFirst func(*kueue.Workload) bool
+	// shared reads the informer's own copy of a Workload, without a copy
+	// (nil: read through Client). What it returns is read-only.
+	shared toolscache.Store
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
@@ -47,8 +51,8 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	wl := &kueue.Workload{}
-	if err := r.Client.Get(ctx, req.NamespacedName, wl); err != nil {
+	wl, err := r.read(ctx, req)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Tracker.Forget(req.String())
 		}
@@ -61,7 +65,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 			// the Workload go.
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl)
+		return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl.DeepCopy())
 	}
 	if workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) {
 		return r.reconcileReserved(ctx, wl)
@@ -100,7 +104,8 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
 	}
 	// Out of time: deactivate (so it is not queued again), then evict.
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	patch := client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})
+	wl = wl.DeepCopy() // what was read is the informer's, read-only
 	inactive := false
 	wl.Spec.Active = &inactive
 	if err := r.Client.Patch(ctx, wl, patch); err != nil {
@@ -160,9 +165,37 @@ func (r *WorkloadReconciler) evict(wl *kueue.Workload) {
 	})
 }
 
+// read returns the Workload of req, read-only: the informer's own copy when
+// it can. The reconciler keeps every pending Workload it reads (the queues
+// hold them), and a copy of each would double the memory of a backlog.
+func (r *WorkloadReconciler) read(ctx context.Context, req ctrl.Request) (*kueue.Workload, error) {
+	if r.shared != nil {
+		obj, found, err := r.shared.GetByKey(req.String())
+		if err != nil {
+			return nil, fmt.Errorf("reading workload %s from the informer: %w", req, err)
+		}
+		if !found {
+			return nil, apierrors.NewNotFound(kueue.GroupVersion.WithResource("workloads").GroupResource(), req.Name)
+		}
+		if wl, ok := obj.(*kueue.Workload); ok {
+			return wl, nil
+		}
+	}
+	wl := &kueue.Workload{}
+	return wl, r.Client.Get(ctx, req.NamespacedName, wl)
+}
+
 // SetupWithManager watches Workloads, and the queues that drain them.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c := mgr.GetClient()
+	// Before the cache starts, this makes the informer without waiting.
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &kueue.Workload{})
+	if err != nil {
+		return fmt.Errorf("the Workload informer: %w", err)
+	}
+	if shared, ok := informer.(toolscache.SharedIndexInformer); ok {
+		r.shared = shared.GetStore()
+	}
 	workloadsOf := func(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 		list := &kueue.WorkloadList{}
 		if err := c.List(ctx, list, opts...); err != nil {

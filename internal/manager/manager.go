@@ -76,10 +76,12 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		// Secrets of the manager's own namespace only.
 		// Pods: only those sluice queues (labelled by its webhook), not every
 		// Pod of the cluster.
+		// managedFields are dropped from cached objects: sluice never reads
+		// them, and they are a good part of each of thousands of Workloads.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{*cfg.Namespace: {}}},
 			&corev1.Pod{}:    {Label: labels.SelectorFromSet(labels.Set{kueue.ManagedLabel: "true"})},
-		}},
+		}, DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:             *le.LeaderElect,
 		LeaderElectionID:           le.ResourceName,
 		LeaderElectionNamespace:    le.ResourceNamespace,
