@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -48,13 +49,7 @@ measure the API server's ceiling. It prints a table and writes the report as JSO
 			if err != nil {
 				return err
 			}
-			if err := report.PrintTable(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if out != "" {
-				return report.WriteJSON(out)
-			}
-			return nil
+			return printReport(cmd.OutOrStdout(), report, out)
 		},
 	}
 	fs := cmd.Flags()
@@ -67,4 +62,21 @@ measure the API server's ceiling. It prints a table and writes the report as JSO
 	fs.StringArrayVar(&opts.ManagerArgs, "manager-arg", nil, "an extra flag for the manager process, e.g. --manager-arg=--pprof-bind-address=127.0.0.1:6060 (repeatable)")
 	fs.StringVar(&opts.WorkDir, "work-dir", "", "folder for logs and etcd data; default: a temporary folder, removed after a successful run")
 	return cmd
+}
+
+// benchReport is what both benchmarks print and save.
+type benchReport interface {
+	PrintTable(io.Writer) error
+	WriteJSON(path string) error
+}
+
+// printReport prints a report's table and, when out is set, writes its JSON.
+func printReport(w io.Writer, report benchReport, out string) error {
+	if err := report.PrintTable(w); err != nil {
+		return err
+	}
+	if out != "" {
+		return report.WriteJSON(out)
+	}
+	return nil
 }

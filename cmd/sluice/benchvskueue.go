@@ -58,13 +58,7 @@ and peak memory, writes, and the runner's own writes refused with a conflict.`,
 			if err != nil {
 				return err
 			}
-			if err := report.PrintTable(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if out != "" {
-				return report.WriteJSON(out)
-			}
-			return nil
+			return printReport(cmd.OutOrStdout(), report, out)
 		},
 	}
 	fs := cmd.Flags()

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -367,5 +368,30 @@ func TestPreemptionOfAVictimSeenFinishedIsNotWritten(t *testing.T) {
 	}
 	if meta.IsStatusConditionTrue(w.get("low").Status.Conditions, kueue.WorkloadEvicted) {
 		t.Fatal("a finished victim was marked evicted")
+	}
+}
+
+// The admission patch carries exactly what SetAdmitted sets and the version
+// the decision was made on: the API server refuses it on any newer version.
+func TestAdmissionPatchIsConditionalOnTheDecidedVersion(t *testing.T) {
+	wl := &kueue.Workload{}
+	wl.ResourceVersion = "42"
+	workload.SetAdmitted(wl, &kueue.Admission{ClusterQueue: "cq"}, time.Unix(100, 0))
+	raw, err := admissionPatch(wl).Data(wl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["metadata"]["resourceVersion"] != "42" || len(got["metadata"]) != 1 {
+		t.Fatalf("metadata %v, want the resourceVersion alone", got["metadata"])
+	}
+	if len(got["status"]) != 2 || got["status"]["admission"] == nil || len(got["status"]["conditions"].([]any)) != 2 {
+		t.Fatalf("status %v, want the admission and its two conditions", got["status"])
+	}
+	if len(got) != 2 {
+		t.Fatalf("patch %s touches more than metadata and status", raw)
 	}
 }

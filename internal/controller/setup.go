@@ -122,9 +122,9 @@ const PreemptionGrace = 3 * time.Second
 
 // CyclePause is the least time between the starts of two admission
 // cycles: under load, events come faster than cycles are useful (each
-// takes a snapshot), and 20 ms more before an admission is nothing next to
-// the API round trip that makes it.
-const CyclePause = 20 * time.Millisecond
+// takes a snapshot), and 50 ms more before an admission is little next to
+// the API round trips that create, admit and start a job.
+const CyclePause = 50 * time.Millisecond
 
 // VerdictHeads is how many waiting workloads of each ClusterQueue carry
 // why they wait: the ones the queue serves next. The others wait behind
