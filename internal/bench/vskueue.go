@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -108,14 +109,14 @@ func runUnderKueueRunner(ctx context.Context, opts VsKueueOptions, manager, gene
 		binary = opts.MinimalKueue
 	}
 	launcher := filepath.Join(dir, manager)
-	extra := ""
+	var extra strings.Builder
 	if manager == ManagerSluice {
 		for _, a := range opts.ManagerArgs {
-			extra += fmt.Sprintf(" --manager-arg=%q", a)
+			fmt.Fprintf(&extra, " --manager-arg=%q", a)
 		}
 	}
 	script := fmt.Sprintf("#!/bin/sh\nexec %q bench-vs-kueue adapter --manager %s --binary %q --report %q%s -- \"$@\"\n",
-		opts.SluiceBinary, manager, binary, filepath.Join(dir, adapterReportFile), extra)
+		opts.SluiceBinary, manager, binary, filepath.Join(dir, adapterReportFile), extra.String())
 	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
 		return fmt.Errorf("writing the launcher the runner starts: %w", err)
 	}
@@ -144,7 +145,7 @@ func runUnderKueueRunner(ctx context.Context, opts VsKueueOptions, manager, gene
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	cmd.WaitDelay = time.Minute
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("Kueue's runner with %s: %w (log: %s)", manager, err, logPath)
+		return fmt.Errorf("running the runner of Kueue's benchmark with %s: %w (log: %s)", manager, err, logPath)
 	}
 	return nil
 }
