@@ -142,8 +142,8 @@ func (a *Admitter) cycle(ctx context.Context) {
 	decisions := scheduler.Schedule(snap, pending)
 	observeCycle(a.Clock.Since(started))
 	now := a.Clock.Now()
-	// waiting counts each ClusterQueue's waiting workloads so far: the
-	// decisions of a queue come in its order.
+	// waiting counts each ClusterQueue's workloads that wait for room so
+	// far: the decisions of a queue come in its order.
 	waiting := map[string]int{}
 	for i := range decisions {
 		d := decisions[i]
@@ -158,7 +158,9 @@ func (a *Admitter) cycle(ctx context.Context) {
 		}
 		a.preempt(d, now)
 		a.Verdicts.Offer(d, waiting[d.ClusterQueue])
-		waiting[d.ClusterQueue]++
+		if WaitsForRoom(d.Reason) {
+			waiting[d.ClusterQueue]++
+		}
 		if d.Park {
 			a.Tracker.Queues.Park(d.Info, d.ClusterQueue, requeues)
 		}

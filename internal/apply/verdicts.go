@@ -18,10 +18,13 @@ import (
 )
 
 // Verdicts writes why workloads wait (QuotaReserved=False, its reason and
-// message) as background writes, for the first Heads waiting workloads of
-// each ClusterQueue in a cycle's order (the others wait behind them; as in
-// Kueue, a workload's condition is written as it comes to the head, and a
-// backlog of thousands costs no writes). A workload admitted within Grace of
+// message) as background writes. A workload that waits for room (quota
+// to be freed, or preempted workloads to stop) gets one when it is among
+// the first Heads of its ClusterQueue in a cycle's order: the others wait
+// behind them (as in Kueue, a workload's condition is written as it comes
+// to the head, and a backlog of thousands costs no writes). A workload that
+// waits for another reason (it can never fit, no flavor matches, its queue
+// is missing or stopped) is told whatever its place. A workload admitted within Grace of
 // entering its queue never gets one (most are, and the write would cost as
 // much as the admission); after that, its first verdict and new numbers
 // under the same reason are written at most once per Refresh per workload
@@ -58,6 +61,12 @@ type Verdicts struct {
 	timer        clock.Timer
 }
 
+// WaitsForRoom tells the reasons of a workload that waits for quota to come
+// free (behind the head of its queue, that is all there is to say).
+func WaitsForRoom(reason string) bool {
+	return reason == kueue.ReasonWaitingForQuota || reason == kueue.ReasonWaitingForPreemptedWorkloads
+}
+
 type queuedVerdict struct {
 	reason, message string
 	at              time.Time
@@ -86,10 +95,10 @@ func (v *Verdicts) init() {
 
 // Offer queues the write of a pending decision's verdict when it is due,
 // or arranges for it to be evaluated again when its refresh is. rank is the
-// decision's place among the cycle's waiting workloads of its ClusterQueue
-// (0 for the first).
+// decision's place among the cycle's workloads of its ClusterQueue that
+// wait for room (0 for the first).
 func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
-	if v.Heads > 0 && d.ClusterQueue != "" && rank >= v.Heads {
+	if v.Heads > 0 && d.ClusterQueue != "" && WaitsForRoom(d.Reason) && rank >= v.Heads {
 		return
 	}
 	v.init()

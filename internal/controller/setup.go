@@ -126,15 +126,16 @@ const PreemptionGrace = 3 * time.Second
 // the API round trips that create, admit and start a job.
 const CyclePause = 50 * time.Millisecond
 
-// VerdictHeads is how many waiting workloads of each ClusterQueue carry
-// why they wait: the ones the queue serves next. The others wait behind
+// VerdictHeads is how many workloads of each ClusterQueue that wait for
+// room carry why: the ones the queue serves next. The others wait behind
 // them; writing each of a backlog of thousands costs as many writes as
-// admitting them.
+// admitting them. Other reasons (never fits, no flavor, no queue) are
+// written for every workload.
 const VerdictHeads = 1
 
 // VerdictRefresh is how often new numbers under the same reason are
 // written to a waiting workload; a new reason is written at once.
-const VerdictRefresh = 30 * time.Second
+const VerdictRefresh = 10 * time.Second
 
 // VerdictGrace is how long a workload waits before sluice writes why: most
 // are admitted sooner, and the write would cost as much as the admission.

@@ -124,6 +124,8 @@ func TestRestartMidBurst(t *testing.T) {
 		if err := c.List(ctx, list); err != nil {
 			return false, err
 		}
+		// Every workload not admitted waits; the head of each of the two
+		// ClusterQueues says why (the ones behind it wait behind it).
 		reserved, waiting := 0, 0
 		for _, wl := range list.Items {
 			switch cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); {
@@ -132,6 +134,8 @@ func TestRestartMidBurst(t *testing.T) {
 				reserved++
 			case cond.Reason == kueue.ReasonWaitingForQuota:
 				waiting++
+			default:
+				return false, fmt.Errorf("%s waits with %s: %s", wl.Name, cond.Reason, cond.Message)
 			}
 			if meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted) != nil {
 				return false, fmt.Errorf("%s was evicted: admissions must happen exactly once", wl.Name)
@@ -140,8 +144,8 @@ func TestRestartMidBurst(t *testing.T) {
 		if reserved > want {
 			t.Fatalf("%d workloads hold quota for %d", reserved, want)
 		}
-		if reserved != want || waiting != workloads-want {
-			return false, fmt.Errorf("%d reserved, %d waiting", reserved, waiting)
+		if reserved != want || len(list.Items) != workloads || waiting != 2 {
+			return false, fmt.Errorf("%d of %d reserved, %d heads waiting for quota", reserved, len(list.Items), waiting)
 		}
 		return true, nil
 	})
