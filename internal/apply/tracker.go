@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"maps"
 	"slices"
 	"strconv"
@@ -71,6 +72,8 @@ func (p phase) String() string {
 type flight struct {
 	phase phase
 	base  string
+	// written is the version the admission produced, once it landed.
+	written string
 }
 
 // NewTracker makes an empty Tracker.
@@ -89,8 +92,16 @@ func (t *Tracker) Assume(info *workload.Info, clusterQueue string, usage quota.A
 	t.Queues.Delete(info.Key)
 }
 
-// Landed records that an admission write was accepted: assumed -> landed.
-func (t *Tracker) Landed(key string) { t.move(key, landed) }
+// Landed records that an admission write was accepted, producing version
+// written: assumed -> landed.
+func (t *Tracker) Landed(key, written string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.flights[key]; ok && f.phase == assumed {
+		f.phase, f.written = landed, written
+		t.flights[key] = f
+	}
+}
 
 // Uncertain records that an admission write's outcome is unknown:
 // assumed -> uncertain. The quota stays charged.
@@ -143,7 +154,7 @@ func (t *Tracker) Observe(wl *kueue.Workload) {
 	key := workload.Key(wl)
 	t.mu.Lock()
 	if f, ok := t.flights[key]; ok {
-		if f.phase == assumed || wl.ResourceVersion == f.base {
+		if f.phase == assumed || wl.ResourceVersion == f.base || (f.phase == landed && beforeAdmission(wl, f.written)) {
 			t.mu.Unlock()
 			return
 		}
@@ -152,6 +163,24 @@ func (t *Tracker) Observe(wl *kueue.Workload) {
 	freed := t.settle(key, wl)
 	t.mu.Unlock()
 	t.quotaFreed(freed)
+}
+
+// beforeAdmission tells a version of a workload whose admission landed
+// (producing version written) that the watch delivers late: one from
+// before the admission (a pending verdict of ours written on top of the
+// decided version, say). Settling it would give the quota back while the
+// admission holds it, and the room would be admitted twice until the
+// admission's own event came. Resource versions are etcd revisions here,
+// so an older one is a smaller number; were they not numbers, a version
+// that shows no reservation and nothing that ends one is taken as older.
+func beforeAdmission(wl *kueue.Workload, written string) bool {
+	seen, errSeen := strconv.ParseUint(wl.ResourceVersion, 10, 64)
+	ours, errOurs := strconv.ParseUint(written, 10, 64)
+	if errSeen == nil && errOurs == nil {
+		return seen < ours
+	}
+	return !workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
 }
 
 // Resolve applies a version read from the API server to settle an

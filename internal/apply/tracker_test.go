@@ -21,7 +21,9 @@ func TestTrackerAdmissionPhases(t *testing.T) {
 		tr.Assume(info, "cq", quota.Amounts{{Flavor: "default", Resource: corev1.ResourceCPU}: 1000}, now)
 		return tr, info
 	}
-	landed := func(tr *Tracker) { tr.Landed("ns/w") }
+	landed := func(tr *Tracker) { tr.Landed("ns/w", "6") }
+	// Decided on 5, written on top of our own pending verdict (6): 7.
+	landedOnOurVerdict := func(tr *Tracker) { tr.Landed("ns/w", "7") }
 	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w") }
 	refused := func(tr *Tracker) { tr.Refused("ns/w") }
 	pendingAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv} }
@@ -40,6 +42,9 @@ func TestTrackerAdmissionPhases(t *testing.T) {
 		{"landed, the watch lags with the decided version", landed, pendingAt("5"), "landed", true, false},
 		{"landed, the watch shows it", landed, reservedAt("6"), "", true, false},
 		{"landed, then evicted and cleared before the watch showed it", landed, pendingAt("7"), "", false, true},
+		// Found by the load test under -race: settling this gave the quota
+		// back while the admission held it, and the room was admitted twice.
+		{"landed, the watch lags with our verdict from before the admission", landedOnOurVerdict, pendingAt("6"), "landed", true, false},
 		{"uncertain, the decided version says nothing", uncertain, pendingAt("5"), "uncertain", true, false},
 		{"uncertain, the watch shows it landed", uncertain, reservedAt("6"), "", true, false},
 		{"refused, not charged, not queued until told", refused, pendingAt("5"), "refused", false, false},

@@ -73,7 +73,7 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	switch {
 	case err == nil:
 		w.failures().Forget(key)
-		w.Tracker.Landed(key)
+		w.Tracker.Landed(key, wl.ResourceVersion) // the response's version
 		return
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// A newer version, or none: nothing failed, look again at once.
