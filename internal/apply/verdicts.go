@@ -22,7 +22,8 @@ import (
 // to be freed, or preempted workloads to stop) gets one when it is among
 // the first Heads of its ClusterQueue in a cycle's order: the others wait
 // behind them (as in Kueue, a workload's condition is written as it comes
-// to the head, and a backlog of thousands costs no writes). A workload that
+// to the head, and a backlog of thousands costs no writes), unless it still
+// shows a reason that no longer holds. A workload that
 // waits for another reason (it can never fit, no flavor matches, its queue
 // is missing or stopped) is told whatever its place. A workload admitted within Grace of
 // entering its queue never gets one (most are, and the write would cost as
@@ -98,7 +99,7 @@ func (v *Verdicts) init() {
 // decision's place among the cycle's workloads of its ClusterQueue that
 // wait for room (0 for the first).
 func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
-	if v.Heads > 0 && d.ClusterQueue != "" && WaitsForRoom(d.Reason) && rank >= v.Heads {
+	if v.behindHeads(d, rank) {
 		return
 	}
 	v.init()
@@ -110,6 +111,24 @@ func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
 	case writeLater:
 		v.refreshLater(d.Info.Key, v.wait(d))
 	}
+}
+
+// behindHeads tells a decision to wait for room that is not among the
+// Heads of its ClusterQueue, and so gets no verdict, unless the workload
+// still shows another reason (its queue was inactive, say, and is no
+// longer): that one would be wrong from now on, so it is replaced.
+func (v *Verdicts) behindHeads(d scheduler.Decision, rank int) bool {
+	if v.Heads == 0 || d.ClusterQueue == "" || !WaitsForRoom(d.Reason) || rank < v.Heads {
+		return false
+	}
+	v.mu.Lock()
+	last, queued := v.queued[d.Info.Key]
+	v.mu.Unlock()
+	if queued && !WaitsForRoom(last.reason) {
+		return false
+	}
+	c := meta.FindStatusCondition(v.Workloads.Tracker.written.conditions(d.Info), kueue.WorkloadQuotaReserved)
+	return c == nil || c.Status != metav1.ConditionFalse || WaitsForRoom(c.Reason)
 }
 
 // due decides whether a pending verdict is written: never when the

@@ -140,3 +140,46 @@ func TestVerdictBudgetBooksNoFurtherThanARefresh(t *testing.T) {
 		t.Fatalf("%d slots booked, want the 2 within a refresh", booked)
 	}
 }
+
+// A workload behind the heads of its ClusterQueue gets no verdict to wait
+// for room, unless it still shows a reason that is over: after its queue was
+// inactive (at a restart, before the queue was evaluated) it would otherwise
+// say so for as long as it waits.
+func TestVerdictBehindTheHeads(t *testing.T) {
+	condition := func(reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: reason, Message: "m"}}
+	}
+	cases := []struct {
+		name       string
+		conditions []metav1.Condition
+		queued     string
+		rank       int
+		reason     string
+		want       bool
+	}{
+		{name: "the head", rank: 0, reason: kueue.ReasonWaitingForQuota, want: false},
+		{name: "behind, never told", rank: 3, reason: kueue.ReasonWaitingForQuota, want: true},
+		{name: "behind, told to wait for quota", rank: 3, conditions: condition(kueue.ReasonWaitingForPreemptedWorkloads),
+			reason: kueue.ReasonWaitingForQuota, want: true},
+		{name: "behind, told its queue is inactive", rank: 3, conditions: condition(kueue.ReasonPending),
+			reason: kueue.ReasonWaitingForQuota, want: false},
+		{name: "behind, told its queue is inactive by a write on its way", rank: 3, queued: kueue.ReasonPending,
+			reason: kueue.ReasonWaitingForQuota, want: false},
+		{name: "behind, another reason", rank: 3, reason: kueue.ReasonExceedsMaxQuota, want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker()}, Heads: 1, queued: map[string]queuedVerdict{}}
+			wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "1"}}
+			wl.Status.Conditions = tc.conditions
+			info := &workload.Info{Key: "ns/w", Obj: wl}
+			if tc.queued != "" {
+				v.queued[info.Key] = queuedVerdict{reason: tc.queued}
+			}
+			d := scheduler.Decision{Info: info, ClusterQueue: "cq", Reason: tc.reason}
+			if got := v.behindHeads(d, tc.rank); got != tc.want {
+				t.Errorf("behindHeads = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

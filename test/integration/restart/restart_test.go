@@ -125,15 +125,17 @@ func TestRestartMidBurst(t *testing.T) {
 			return false, err
 		}
 		// Every workload not admitted waits; the head of each of the two
-		// ClusterQueues says why (the ones behind it wait behind it).
-		reserved, waiting := 0, 0
+		// ClusterQueues says why (the ones behind it wait behind it, and
+		// say so only if they had been told something else before, such
+		// as their queue not being evaluated yet at a start).
+		reserved, waiting := 0, map[kueue.LocalQueueName]int{}
 		for _, wl := range list.Items {
 			switch cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); {
 			case cond == nil:
 			case cond.Status == metav1.ConditionTrue:
 				reserved++
 			case cond.Reason == kueue.ReasonWaitingForQuota:
-				waiting++
+				waiting[wl.Spec.QueueName]++
 			default:
 				return false, fmt.Errorf("%s waits with %s: %s", wl.Name, cond.Reason, cond.Message)
 			}
@@ -144,8 +146,8 @@ func TestRestartMidBurst(t *testing.T) {
 		if reserved > want {
 			t.Fatalf("%d workloads hold quota for %d", reserved, want)
 		}
-		if reserved != want || len(list.Items) != workloads || waiting != 2 {
-			return false, fmt.Errorf("%d of %d reserved, %d heads waiting for quota", reserved, len(list.Items), waiting)
+		if reserved != want || len(list.Items) != workloads || len(waiting) != 2 {
+			return false, fmt.Errorf("%d of %d reserved, waiting for quota by queue: %v", reserved, len(list.Items), waiting)
 		}
 		return true, nil
 	})
