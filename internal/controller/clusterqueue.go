@@ -69,18 +69,27 @@ type clusterQueueFacts struct {
 	missingFlavors []string
 	missingChecks  []string
 	inactiveChecks []string
+	// topologyFlavors name a Topology: topology-aware scheduling is not
+	// implemented, and ignoring it would place pods without it.
+	topologyFlavors []string
+	// unimplementedChecks are run by a Kueue controller sluice does not
+	// have yet (ProvisioningRequest, MultiKueue): by name, the controller.
+	unimplementedChecks []string
 	cohortCycle    []string
 }
 
 func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.ClusterQueue) (clusterQueueFacts, error) {
 	var f clusterQueueFacts
 	for _, name := range flavorNames(cq.Spec.ResourceGroups) {
-		exists, err := objectExists(ctx, r.Client, name, &kueue.ResourceFlavor{})
-		if err != nil {
+		rf := &kueue.ResourceFlavor{}
+		exists, err := objectExists(ctx, r.Client, name, rf)
+		switch {
+		case err != nil:
 			return f, err
-		}
-		if !exists {
+		case !exists:
 			f.missingFlavors = append(f.missingFlavors, name)
+		case rf.Spec.TopologyName != nil:
+			f.topologyFlavors = append(f.topologyFlavors, fmt.Sprintf("%s (topology %s)", name, *rf.Spec.TopologyName))
 		}
 	}
 	for _, name := range admissionCheckNames(cq) {
@@ -92,7 +101,10 @@ func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.Clus
 			f.missingChecks = append(f.missingChecks, name)
 			continue
 		}
-		if !meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.ConditionActive) {
+		switch {
+		case ac.Spec.ControllerName == kueue.ProvisioningRequestControllerName || ac.Spec.ControllerName == kueue.MultiKueueControllerName:
+			f.unimplementedChecks = append(f.unimplementedChecks, fmt.Sprintf("%s (%s)", name, ac.Spec.ControllerName))
+		case !meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.ConditionActive):
 			f.inactiveChecks = append(f.inactiveChecks, name)
 		}
 	}
@@ -118,6 +130,12 @@ func clusterQueueActive(cq *kueue.ClusterQueue, f clusterQueueFacts) metav1.Cond
 		return inactive(kueue.ReasonCohortCycle, "cohort %s is in a cycle: %s", cq.Spec.CohortName, describeCycle(f.cohortCycle))
 	case len(f.missingChecks) > 0:
 		return inactive(kueue.ReasonAdmissionCheckNotFound, "AdmissionCheck %s not found", strings.Join(f.missingChecks, ", "))
+	case len(f.topologyFlavors) > 0:
+		return inactive(kueue.ReasonNotImplemented, "ResourceFlavor %s: sluice does not implement topology-aware scheduling yet",
+			strings.Join(f.topologyFlavors, ", "))
+	case len(f.unimplementedChecks) > 0:
+		return inactive(kueue.ReasonAdmissionCheckInactive, "AdmissionCheck %s: sluice does not implement this admission check controller yet",
+			strings.Join(f.unimplementedChecks, ", "))
 	case len(f.inactiveChecks) > 0:
 		return inactive(kueue.ReasonAdmissionCheckInactive, "AdmissionCheck %s is not active", strings.Join(f.inactiveChecks, ", "))
 	}

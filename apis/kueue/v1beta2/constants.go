@@ -46,6 +46,10 @@ const (
 	ReasonTerminating            = "Terminating"
 	// ReasonCohortCycle is sluice's reason for a queue whose cohort chain loops.
 	ReasonCohortCycle = "CohortCycle"
+	// ReasonNotImplemented: the queue uses a feature sluice does not
+	// implement yet (topology-aware scheduling); it admits nothing rather
+	// than ignore it.
+	ReasonNotImplemented = "NotImplemented"
 	// ReasonClusterQueueDoesNotExist and ReasonClusterQueueIsInactive explain an
 	// inactive LocalQueue.
 	ReasonClusterQueueDoesNotExist = "ClusterQueueDoesNotExist"
