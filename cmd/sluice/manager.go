@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/internal/manager"
 )
@@ -59,12 +60,13 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := configapi.Default()
+	file := configfile.Default()
 	if f.configFile != "" {
-		if cfg, err = configapi.Load(f.configFile); err != nil {
+		if file, err = configfile.Load(f.configFile); err != nil {
 			return err
 		}
 	}
+	cfg := file.Config
 	f.applyTo(cmd.Flags(), cfg)
 	if errs := configapi.Validate(cfg); len(errs) > 0 {
 		return fmt.Errorf("flags: %w", errs.ToAggregate())
@@ -74,11 +76,14 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks, PprofBindAddress: f.pprofBindAddress})
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks})
 	if err != nil {
 		return err
 	}
 	log.Info("starting the manager", "version", version, "namespace", *cfg.Namespace, "webhooks", f.webhooks)
+	if notYet := file.NotActedOn(); len(notYet) > 0 {
+		log.Info("configuration accepted but not acted on yet (docs/configuration.md)", "fields", notYet)
+	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running the manager: %w", err)
 	}
@@ -98,6 +103,9 @@ func (f *managerFlags) applyTo(fs *pflag.FlagSet, cfg *configapi.Configuration) 
 	}
 	if fs.Changed("webhook-port") {
 		cfg.Webhook.Port = &f.webhookPort
+	}
+	if fs.Changed("pprof-bind-address") {
+		cfg.PprofBindAddress = f.pprofBindAddress
 	}
 	if fs.Changed("webhook-cert-dir") {
 		cfg.Webhook.CertDir = f.webhookCertDir

@@ -27,6 +27,9 @@ import (
 type Tracker struct {
 	Cache  *cache.Cache
 	Queues *queue.Queues
+	// Resources is how pending workloads' requests count (the
+	// configuration's resources section); nil counts them as they are.
+	Resources *workload.ResourcePolicy
 	// StopsFirst tells whether a workload's job must stop before its
 	// reservation is cleared: such a Workload, deleted while it holds a
 	// reservation, keeps its quota until its job's integration lets it go.
@@ -213,7 +216,7 @@ func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
 		delete(t.preempting, key)
 		freed = t.Cache.Release(key)
 		if workload.IsActive(wl) {
-			t.Queues.AddOrUpdate(workload.NewInfo(wl))
+			t.Queues.AddOrUpdate(workload.NewInfoWith(wl, t.Resources))
 		} else {
 			t.Queues.Delete(key)
 		}

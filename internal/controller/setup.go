@@ -9,11 +9,11 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/scheduler"
+	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // Options are what the reconcilers need to know of the rest of sluice.
@@ -21,6 +21,12 @@ type Options struct {
 	// StopsFirst tells whether an evicted workload's job must stop before
 	// its reservation is cleared (see WorkloadReconciler).
 	StopsFirst func(*kueue.Workload) bool
+	// Resources is how pending workloads' requests count; nil: as they
+	// are.
+	Resources *workload.ResourcePolicy
+	// Retention deletes finished and deactivated workloads after a while;
+	// nil keeps them.
+	Retention *Retention
 	// FairSharing turns fair sharing on; nil leaves it off.
 	FairSharing *scheduler.FairSharing
 	// Fence tells whether this manager surely holds the lease; nil when
@@ -49,6 +55,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	tracker := apply.NewTracker()
 	tracker.StopsFirst = opts.StopsFirst
+	tracker.Resources = opts.Resources
 	tracker.Cache.SetFairSharing(opts.FairSharing)
 	dispatcher := apply.NewDispatcher(apply.DispatcherOptions{
 		Workers: Writers, BackgroundWorkers: Writers / 4, BaseBackoff: 100 * time.Millisecond, MaxBackoff: time.Minute,
@@ -63,7 +70,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		&LocalQueueReconciler{Client: c, Tracker: tracker},
 		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), Tracker: tracker},
 		&NamespaceReconciler{Client: c, Tracker: tracker},
-		&WorkloadReconciler{Client: c, Tracker: tracker, Workloads: workloads, Clock: clk, StopsFirst: opts.StopsFirst},
+		&WorkloadReconciler{Client: c, Tracker: tracker, Workloads: workloads, Clock: clk, StopsFirst: opts.StopsFirst, Retention: opts.Retention},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
@@ -105,10 +112,6 @@ func ignoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 		return res, nil
 	}
 	return res, err
-}
-
-func controllerOptions(workers int) controller.Options {
-	return controller.Options{MaxConcurrentReconciles: workers}
 }
 
 // PreemptionGrace is how long a preemption waits to be decided again on a

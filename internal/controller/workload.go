@@ -37,6 +37,9 @@ type WorkloadReconciler struct {
 	// reservation is cleared (its job integration clears it then); other
 	// workloads lose the reservation in the same write as they are evicted.
 	StopsFirst func(*kueue.Workload) bool
+	// Retention deletes finished and deactivated workloads after a while
+	// (nil: never).
+	Retention *Retention
 	// shared reads the informer's own copy of a Workload, without a copy
 	// (nil: read through Client). What it returns is read-only.
 	shared toolscache.Store
@@ -70,7 +73,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	if workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) {
 		return r.reconcileReserved(ctx, wl)
 	}
-	return ctrl.Result{}, nil
+	return r.retain(ctx, wl)
 }
 
 // reconcileReserved ends an admission that must end, or comes back when the
@@ -223,6 +226,5 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return workloadsOf(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexWorkloadQueueName: o.GetName()})
 		})).
 		Named("workload").
-		WithOptions(controllerOptions(4)).
 		Complete(r)
 }

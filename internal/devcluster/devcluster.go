@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
@@ -380,7 +381,7 @@ func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environmen
 // opens no metrics or probe ports, and it queues batch Jobs, plain Pods,
 // and Deployments and StatefulSets (through their Pods).
 func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
-	cfg := configapi.Default()
+	cfg := configfile.Default().Config
 	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment, configapi.FrameworkStatefulSet}
 	cfg.InternalCertManagement.Enable = ptr.To(false)
 	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost

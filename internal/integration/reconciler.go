@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -57,6 +56,9 @@ type Reconciler struct {
 	Policy    *Policy
 	Recorder  recorder.EventRecorder
 	Clock     clock.Clock
+	// LabelKeysToCopy are the job labels its Workload gets
+	// (integrations.labelKeysToCopy).
+	LabelKeysToCopy []string
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
@@ -268,7 +270,7 @@ func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) 
 	if stopped, err := r.stopJob(ctx, job, "it waits for its Workload to be created and admitted"); !stopped || err != nil {
 		return ctrl.Result{}, err
 	}
-	wl, err := newWorkload(ctx, r.APIReader, r.Kind, job, queue)
+	wl, err := newWorkload(ctx, r.APIReader, r.Kind, job, queue, r.LabelKeysToCopy)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("can't build the Workload", "error", err.Error())
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWorkloadInvalid, "CreateWorkload", "Can't build the Workload: %v", err)
@@ -772,6 +774,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&kueue.Workload{}).
 		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobsNaming)).
 		Named(strings.ReplaceAll(r.Kind.Framework, "/", "-")).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 }

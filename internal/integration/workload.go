@@ -15,8 +15,9 @@ import (
 )
 
 // newWorkload builds the Workload of a job: named per the contract, owned by
-// the job, with its pod sets, queue, priority and execution limit.
-func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, queue string) (*kueue.Workload, error) {
+// the job, with its pod sets, queue, priority, execution limit and the
+// labels the configuration copies.
+func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, queue string, labelKeysToCopy []string) (*kueue.Workload, error) {
 	obj := job.Object()
 	podSets, err := job.PodSets()
 	if err != nil {
@@ -39,6 +40,7 @@ func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, 
 	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" {
 		wl.Labels[kueue.StandaloneAnnotation] = "true"
 	}
+	CopyLabels(wl.Labels, obj.GetLabels(), labelKeysToCopy)
 	if err := setPriority(ctx, reader, wl, obj); err != nil {
 		return nil, err
 	}

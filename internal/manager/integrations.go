@@ -29,12 +29,14 @@ type integrations struct {
 	policy *integration.Policy
 	// enabled by framework name, for the webhooks that are always served.
 	enabled map[string]bool
+	// labelKeysToCopy: job labels copied to Workloads.
+	labelKeysToCopy []string
 	// notices delivers the pod webhook's notices as Events (pod enabled).
 	notices *pod.Notices
 }
 
 func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader) (*integrations, error) {
-	in := &integrations{enabled: map[string]bool{}}
+	in := &integrations{enabled: map[string]bool{}, labelKeysToCopy: cfg.Integrations.LabelKeysToCopy}
 	// Deployments and StatefulSets are queued through their Pods: no kind
 	// of their own.
 	for _, fw := range []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet} {
@@ -72,6 +74,8 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 			Policy:    in.policy,
 			Recorder:  mgr.GetEventRecorder("sluice-" + strings.ToLower(k.GVK.Kind) + "-controller"),
 			Clock:     clock.RealClock{},
+
+			LabelKeysToCopy: in.labelKeysToCopy,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the %s integration: %w", k.Framework, err)
@@ -82,7 +86,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 		if err := in.notices.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod notices: %w", err)
 		}
-		if err := (&pod.GroupReconciler{Client: writer, Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
+		if err := (&pod.GroupReconciler{Client: writer, Clock: clock.RealClock{}, LabelKeysToCopy: in.labelKeysToCopy}).SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up pod groups: %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/sluicehq/sluice/internal/controller"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
+	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;update;patch
@@ -44,9 +46,6 @@ type Options struct {
 	// EnableWebhooks serves the admission webhooks; off for benchmarks against
 	// a bare API server.
 	EnableWebhooks bool
-	// PprofBindAddress serves Go's profiles (/debug/pprof) there; empty or
-	// "0" serves none.
-	PprofBindAddress string
 	// GracefulShutdownTimeout bounds how long the controllers may take to
 	// stop once the manager's context ends; nil keeps controller-runtime's
 	// default (30s).
@@ -95,9 +94,9 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		RetryPeriod:                         &le.RetryPeriod.Duration,
 		Metrics:                             metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
 		HealthProbeBindAddress:              cfg.Health.HealthProbeBindAddress,
-		PprofBindAddress:                    opts.PprofBindAddress,
+		PprofBindAddress:                    cfg.PprofBindAddress,
 		GracefulShutdownTimeout:             opts.GracefulShutdownTimeout,
-		Controller:                          ctrlconfig.Controller{SkipNameValidation: ptr.To(opts.SeveralPerProcess)},
+		Controller:                          controllerConfig(cfg.Controller, opts.SeveralPerProcess),
 		ReadinessEndpointName:               cfg.Health.ReadinessEndpointName,
 		LivenessEndpointName:                cfg.Health.LivenessEndpointName,
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -109,13 +108,22 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	if guard := newFrameworkGuard(cfg.Integrations.Frameworks); len(guard.crds) > 0 {
+		if err := guard.checkServed(mgr.GetRESTMapper()); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(runnableFunc(func(ctx context.Context) error { return guard.watch(ctx, mgr.GetCache()) })); err != nil {
+			return nil, fmt.Errorf("adding the framework guard: %w", err)
+		}
+	}
 	in, err := newIntegrations(cfg, mgr.GetAPIReader())
 	if err != nil {
 		return nil, err
 	}
 	// The leader's controllers write through the fence.
 	writer := mgr.GetClient()
-	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Client: writer}
+	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Resources: resourcePolicyOf(cfg.Resources),
+		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer}
 	if fence != nil {
 		copts.Fence = fence
 		copts.Client = fencedClient(writer, fence)
@@ -246,9 +254,10 @@ func applyClientConnection(c *rest.Config, cc *configapi.ClientConnection) {
 }
 
 // fairSharingOf is the scheduler's view of the fairSharing configuration:
-// nil when off; both strategies when none is listed.
+// nil when off (absent from the file); both strategies when none is
+// listed.
 func fairSharingOf(fs *configapi.FairSharing) *scheduler.FairSharing {
-	if fs == nil || !fs.Enable {
+	if fs == nil {
 		return nil
 	}
 	out := &scheduler.FairSharing{}
@@ -257,6 +266,59 @@ func fairSharingOf(fs *configapi.FairSharing) *scheduler.FairSharing {
 	}
 	if len(out.Strategies) == 0 {
 		out.Strategies = []scheduler.FairStrategy{scheduler.LessThanOrEqualToFinalShare, scheduler.LessThanInitialShare}
+	}
+	return out
+}
+
+// defaultConcurrency are sluice's workers per controller where it keeps
+// more than one: the Workload controller and the integrations, which have
+// a reconcile per job event. The configuration's groupKindConcurrency
+// overrides them, kind by kind.
+var defaultConcurrency = map[string]int{
+	"Workload.kueue.x-k8s.io": 4, "Job.batch": 4, "Pod": 4,
+}
+
+// controllerConfig is controller-runtime's view of controller.*: workers
+// per kind (by the kind a controller is for) and the cache sync timeout.
+func controllerConfig(c *configapi.ControllerConfigurationSpec, severalPerProcess bool) ctrlconfig.Controller {
+	out := ctrlconfig.Controller{SkipNameValidation: ptr.To(severalPerProcess), GroupKindConcurrency: maps.Clone(defaultConcurrency)}
+	if c != nil {
+		maps.Copy(out.GroupKindConcurrency, c.GroupKindConcurrency)
+		if c.CacheSyncTimeout != nil {
+			out.CacheSyncTimeout = *c.CacheSyncTimeout
+		}
+	}
+	return out
+}
+
+// resourcePolicyOf is how the resources section changes what pods count.
+func resourcePolicyOf(r *configapi.Resources) *workload.ResourcePolicy {
+	if r == nil || (len(r.ExcludeResourcePrefixes) == 0 && len(r.Transformations) == 0) {
+		return nil
+	}
+	p := &workload.ResourcePolicy{ExcludePrefixes: r.ExcludeResourcePrefixes, Transformations: map[corev1.ResourceName]workload.Transformation{}}
+	for _, t := range r.Transformations {
+		p.Transformations[t.Input] = workload.Transformation{
+			Replace:    t.Strategy != nil && *t.Strategy == configapi.Replace,
+			MultiplyBy: t.MultiplyBy,
+			Outputs:    t.Outputs,
+		}
+	}
+	return p
+}
+
+// retentionOf is objectRetentionPolicies.workloads; nil when it keeps
+// everything.
+func retentionOf(p *configapi.ObjectRetentionPolicies) *controller.Retention {
+	if p == nil || p.Workloads == nil || (p.Workloads.AfterFinished == nil && p.Workloads.AfterDeactivatedByKueue == nil) {
+		return nil
+	}
+	out := &controller.Retention{}
+	if d := p.Workloads.AfterFinished; d != nil {
+		out.AfterFinished = &d.Duration
+	}
+	if d := p.Workloads.AfterDeactivatedByKueue; d != nil {
+		out.AfterDeactivated = &d.Duration
 	}
 	return out
 }

@@ -83,3 +83,20 @@ func MulDiv(a, b, c int64) int64 {
 	}
 	return int64(q)
 }
+
+// MulDivUp is MulDiv rounded up: a request computed from a fraction of a
+// unit counts as the whole unit, never as nothing.
+func MulDivUp(a, b, c int64) int64 {
+	q := MulDiv(a, b, c)
+	if q == 0 && a > 0 && b > 0 {
+		return 1
+	}
+	if q == math.MaxInt64 || a <= 0 || b <= 0 {
+		return q
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if _, rem := bits.Div64(hi, lo, uint64(c)); rem != 0 {
+		return AddSat(q, 1)
+	}
+	return q
+}

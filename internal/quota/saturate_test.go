@@ -188,3 +188,14 @@ func TestSlowToParse(t *testing.T) {
 		}
 	}
 }
+
+func TestMulDivUp(t *testing.T) {
+	for _, tc := range []struct{ a, b, c, want int64 }{
+		{1, 1, 1000, 1}, {1000, 1, 1000, 1}, {1001, 1, 1000, 2}, {0, 5, 3, 0}, {6, 5, 3, 10},
+		{math.MaxInt64, math.MaxInt64, 1, math.MaxInt64}, {-1, 5, 1, 0},
+	} {
+		if got := MulDivUp(tc.a, tc.b, tc.c); got != tc.want {
+			t.Errorf("MulDivUp(%d, %d, %d) = %d, want %d", tc.a, tc.b, tc.c, got, tc.want)
+		}
+	}
+}

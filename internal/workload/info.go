@@ -66,8 +66,13 @@ func (i *Info) Partial() bool {
 // Key returns the namespace/name key of a workload.
 func Key(wl *kueue.Workload) string { return wl.Namespace + "/" + wl.Name }
 
-// NewInfo builds the admission view of a workload.
-func NewInfo(wl *kueue.Workload) *Info {
+// NewInfo builds the admission view of a workload, counting its pods'
+// requests as they are.
+func NewInfo(wl *kueue.Workload) *Info { return NewInfoWith(wl, nil) }
+
+// NewInfoWith builds the admission view of a workload, counting its pods'
+// requests as the resource policy says (nil: as they are).
+func NewInfoWith(wl *kueue.Workload, resources *ResourcePolicy) *Info {
 	info := &Info{
 		Key:             Key(wl),
 		Namespace:       wl.Namespace,
@@ -88,7 +93,7 @@ func NewInfo(wl *kueue.Workload) *Info {
 			Name:         ps.Name,
 			Count:        ps.Count,
 			MinCount:     ps.Count,
-			PerPod:       PodRequests(spec),
+			PerPod:       resources.Apply(PodRequests(spec)),
 			NodeSelector: spec.NodeSelector,
 			Tolerations:  spec.Tolerations,
 		}

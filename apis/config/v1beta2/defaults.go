@@ -7,27 +7,42 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Defaults of the configuration.
+// Defaults of the configuration: Kueue's, but for sluice's own names
+// (namespace, webhook Service and Secret) and the metrics address, which
+// stays plain HTTP on :8080 until the secure endpoint comes.
 const (
-	DefaultNamespace              = "sluice-system"
-	DefaultWebhookServiceName     = "sluice-webhook-service"
-	DefaultWebhookSecretName      = "sluice-webhook-server-cert"
-	DefaultWebhookPort            = 9443
-	DefaultWebhookCertDir         = "/tmp/k8s-webhook-server/serving-certs"
-	DefaultMetricsBindAddress     = ":8080"
-	DefaultHealthProbeBindAddress = ":8081"
-	DefaultLeaderElectionID       = "c1f6bfd2.kueue.x-k8s.io"
-	FrameworkBatchJob             = "batch/job"
-	FrameworkPod                  = "pod"
-	FrameworkDeployment           = "deployment"
-	FrameworkStatefulSet          = "statefulset"
+	DefaultNamespace                = "sluice-system"
+	DefaultWebhookServiceName       = "sluice-webhook-service"
+	DefaultWebhookSecretName        = "sluice-webhook-server-cert"
+	DefaultWebhookPort              = 9443
+	DefaultWebhookCertDir           = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultMetricsBindAddress       = ":8080"
+	DefaultHealthProbeBindAddress   = ":8081"
+	DefaultLeaderElectionID         = "c1f6bfd2.kueue.x-k8s.io"
+	DefaultClientConnectionQPS      = float32(300)
+	DefaultClientConnectionBurst    = int32(500)
+	DefaultWaitForPodsReadyTimeout  = 30 * time.Minute
+	DefaultRequeuingBackoffBase     = int32(60)
+	DefaultRequeuingBackoffMax      = int32(3600)
+	DefaultMultiKueueGCInterval     = time.Minute
+	DefaultMultiKueueOrigin         = "multikueue"
+	DefaultMultiKueueWorkerLost     = 15 * time.Minute
+	DefaultVisibilityBindPort       = int32(8082)
+	DefaultIncrementalStepSize      = int32(3)
+	DefaultUsageSamplingInterval    = 5 * time.Minute
+	DisableWaitForPodsReadyGate     = "DisableWaitForPodsReady"
+	FrameworkBatchJob               = "batch/job"
+	FrameworkPod                    = "pod"
+	FrameworkDeployment             = "deployment"
+	FrameworkStatefulSet            = "statefulset"
+	defaultTransformationStrategy   = Retain
+	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )
 
 // DefaultFrameworks are enabled when the file names none.
 var DefaultFrameworks = []string{FrameworkBatchJob}
 
-// SetDefaults fills every unset field. Client QPS and Burst stay unset: the
-// manager's client is not throttled unless asked to be.
+// SetDefaults fills every unset field as Kueue does.
 func SetDefaults(c *Configuration) {
 	if c.Namespace == nil {
 		c.Namespace = ptr.To(DefaultNamespace)
@@ -50,63 +65,123 @@ func SetDefaults(c *Configuration) {
 	if c.ClientConnection == nil {
 		c.ClientConnection = &ClientConnection{}
 	}
+	c.ClientConnection.QPS = defaultPtr(c.ClientConnection.QPS, DefaultClientConnectionQPS)
+	c.ClientConnection.Burst = defaultPtr(c.ClientConnection.Burst, DefaultClientConnectionBurst)
+	setCertDefaults(c)
+	setServerDefaults(c)
+	setLeaderElectionDefaults(c)
+	setWaitForPodsReadyDefaults(c)
+	setMultiKueueDefaults(c)
+	if afs := c.AdmissionFairSharing; afs != nil && afs.UsageSamplingInterval.Duration == 0 {
+		afs.UsageSamplingInterval.Duration = DefaultUsageSamplingInterval
+	}
+	if c.VisibilityServer == nil {
+		c.VisibilityServer = &VisibilityServerConfiguration{}
+	}
+	c.VisibilityServer.BindPort = defaultPtr(c.VisibilityServer.BindPort, DefaultVisibilityBindPort)
+	if c.Resources != nil {
+		for i := range c.Resources.Transformations {
+			c.Resources.Transformations[i].Strategy = defaultPtr(c.Resources.Transformations[i].Strategy, defaultTransformationStrategy)
+		}
+	}
+}
+
+func setCertDefaults(c *Configuration) {
 	if c.InternalCertManagement == nil {
 		c.InternalCertManagement = &InternalCertManagement{}
 	}
 	icm := c.InternalCertManagement
-	if icm.Enable == nil {
-		icm.Enable = ptr.To(true)
+	icm.Enable = defaultPtr(icm.Enable, true)
+	if *icm.Enable {
+		icm.WebhookServiceName = defaultPtr(icm.WebhookServiceName, DefaultWebhookServiceName)
+		icm.WebhookSecretName = defaultPtr(icm.WebhookSecretName, DefaultWebhookSecretName)
 	}
-	if icm.WebhookServiceName == nil {
-		icm.WebhookServiceName = ptr.To(DefaultWebhookServiceName)
-	}
-	if icm.WebhookSecretName == nil {
-		icm.WebhookSecretName = ptr.To(DefaultWebhookSecretName)
-	}
-	if c.Webhook == nil {
-		c.Webhook = &WebhookServer{}
-	}
-	if c.Webhook.Port == nil {
-		c.Webhook.Port = ptr.To(DefaultWebhookPort)
-	}
+}
+
+func setServerDefaults(c *Configuration) {
+	c.Webhook.Port = defaultPtr(c.Webhook.Port, DefaultWebhookPort)
 	if c.Webhook.CertDir == "" {
 		c.Webhook.CertDir = DefaultWebhookCertDir
 	}
+	if c.Metrics.BindAddress == "" {
+		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.Metrics.LocalQueueMetrics == nil {
+		c.Metrics.LocalQueueMetrics = &LocalQueueMetrics{Enable: true}
+	}
+	if c.Health.HealthProbeBindAddress == "" {
+		c.Health.HealthProbeBindAddress = DefaultHealthProbeBindAddress
+	}
+}
+
+func setLeaderElectionDefaults(c *Configuration) {
 	if c.LeaderElection == nil {
 		c.LeaderElection = &LeaderElection{}
 	}
 	le := c.LeaderElection
-	if le.LeaderElect == nil {
-		le.LeaderElect = ptr.To(true)
-	}
+	le.LeaderElect = defaultPtr(le.LeaderElect, true)
 	if le.ResourceName == "" {
 		le.ResourceName = DefaultLeaderElectionID
 	}
 	if le.ResourceNamespace == "" {
 		le.ResourceNamespace = *c.Namespace
 	}
-	if le.LeaseDuration == nil {
-		le.LeaseDuration = &metav1.Duration{Duration: 15 * time.Second}
+	if le.ResourceLock == "" {
+		le.ResourceLock = "leases"
 	}
-	if le.RenewDeadline == nil {
-		le.RenewDeadline = &metav1.Duration{Duration: 10 * time.Second}
+	le.LeaseDuration = defaultPtr(le.LeaseDuration, metav1.Duration{Duration: 15 * time.Second})
+	le.RenewDeadline = defaultPtr(le.RenewDeadline, metav1.Duration{Duration: 10 * time.Second})
+	le.RetryPeriod = defaultPtr(le.RetryPeriod, metav1.Duration{Duration: 2 * time.Second})
+}
+
+// setWaitForPodsReadyDefaults turns it on with a 30 minute timeout unless
+// the DisableWaitForPodsReady gate is set, as Kueue 0.19 does.
+func setWaitForPodsReadyDefaults(c *Configuration) {
+	if c.FeatureGates[DisableWaitForPodsReadyGate] {
+		c.WaitForPodsReady = nil
+		return
 	}
-	if le.RetryPeriod == nil {
-		le.RetryPeriod = &metav1.Duration{Duration: 2 * time.Second}
+	if c.WaitForPodsReady == nil {
+		c.WaitForPodsReady = &WaitForPodsReady{}
 	}
-	if c.Metrics == nil {
-		c.Metrics = &Metrics{}
+	w := c.WaitForPodsReady
+	if w.Timeout.Duration == 0 {
+		w.Timeout.Duration = DefaultWaitForPodsReadyTimeout
 	}
-	if c.Metrics.BindAddress == "" {
-		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	w.BlockAdmission = defaultPtr(w.BlockAdmission, false)
+	w.RecoveryTimeout = defaultPtr(w.RecoveryTimeout, w.Timeout)
+	if w.RequeuingStrategy == nil {
+		w.RequeuingStrategy = &RequeuingStrategy{}
 	}
-	if c.Health == nil {
-		c.Health = &Health{}
+	rs := w.RequeuingStrategy
+	rs.Timestamp = defaultPtr(rs.Timestamp, EvictionTimestamp)
+	rs.BackoffBaseSeconds = defaultPtr(rs.BackoffBaseSeconds, DefaultRequeuingBackoffBase)
+	rs.BackoffMaxSeconds = defaultPtr(rs.BackoffMaxSeconds, DefaultRequeuingBackoffMax)
+}
+
+func setMultiKueueDefaults(c *Configuration) {
+	if c.MultiKueue == nil {
+		c.MultiKueue = &MultiKueue{}
 	}
-	if c.Health.HealthProbeBindAddress == "" {
-		c.Health.HealthProbeBindAddress = DefaultHealthProbeBindAddress
+	mk := c.MultiKueue
+	mk.GCInterval = defaultPtr(mk.GCInterval, metav1.Duration{Duration: DefaultMultiKueueGCInterval})
+	if ptr.Deref(mk.Origin, "") == "" {
+		mk.Origin = ptr.To(DefaultMultiKueueOrigin)
 	}
-	if c.WaitForPodsReady != nil && c.WaitForPodsReady.Enable && c.WaitForPodsReady.Timeout == nil {
-		c.WaitForPodsReady.Timeout = &metav1.Duration{Duration: 5 * time.Minute}
+	mk.WorkerLostTimeout = defaultPtr(mk.WorkerLostTimeout, metav1.Duration{Duration: DefaultMultiKueueWorkerLost})
+	mk.DispatcherName = defaultPtr(mk.DispatcherName, defaultMultiKueueDispatcherName)
+	if *mk.DispatcherName == MultiKueueDispatcherModeIncremental {
+		if mk.IncrementalDispatcherConfig == nil {
+			mk.IncrementalDispatcherConfig = &IncrementalDispatcherConfig{}
+		}
+		mk.IncrementalDispatcherConfig.StepSize = defaultPtr(mk.IncrementalDispatcherConfig.StepSize, DefaultIncrementalStepSize)
 	}
+}
+
+// defaultPtr is p, or a pointer to v when p is nil.
+func defaultPtr[T any](p *T, v T) *T {
+	if p == nil {
+		return &v
+	}
+	return p
 }

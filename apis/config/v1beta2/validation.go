@@ -3,7 +3,6 @@ package v1beta2
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -13,42 +12,38 @@ import (
 // ImplementedFrameworks are the integrations sluice drives.
 var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet}
 
-// notYetImplemented are Kueue's other framework names. Naming one is a
-// startup error, not a warning: sluice would neither suspend those jobs nor
-// count their pods (which it leaves to a parent it doesn't drive), so they
-// would run outside quota.
-var notYetImplemented = []string{
-	"jobset.x-k8s.io/jobset", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
-	"kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
-	"kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
-	"ray.io/raycluster", "ray.io/rayservice", "leaderworkerset.x-k8s.io/leaderworkerset",
-	"workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication",
+// NotYetImplementedFrameworks are Kueue's other framework names. A file may
+// name them (Kueue's default file does); the manager refuses to start if
+// the cluster serves the kind, since sluice would neither suspend those
+// jobs nor count their pods, and they would run outside quota. The value is
+// the CustomResourceDefinition that serves the kind.
+var NotYetImplementedFrameworks = map[string]string{
+	"jobset.x-k8s.io/jobset":                   "jobsets.jobset.x-k8s.io",
+	"kubeflow.org/mpijob":                      "mpijobs.kubeflow.org",
+	"kubeflow.org/paddlejob":                   "paddlejobs.kubeflow.org",
+	"kubeflow.org/pytorchjob":                  "pytorchjobs.kubeflow.org",
+	"kubeflow.org/tfjob":                       "tfjobs.kubeflow.org",
+	"kubeflow.org/xgboostjob":                  "xgboostjobs.kubeflow.org",
+	"kubeflow.org/jaxjob":                      "jaxjobs.kubeflow.org",
+	"trainer.kubeflow.org/trainjob":            "trainjobs.trainer.kubeflow.org",
+	"ray.io/rayjob":                            "rayjobs.ray.io",
+	"ray.io/raycluster":                        "rayclusters.ray.io",
+	"ray.io/rayservice":                        "rayservices.ray.io",
+	"leaderworkerset.x-k8s.io/leaderworkerset": "leaderworkersets.leaderworkerset.x-k8s.io",
+	"workload.codeflare.dev/appwrapper":        "appwrappers.workload.codeflare.dev",
+	"sparkoperator.k8s.io/sparkapplication":    "sparkapplications.sparkoperator.k8s.io",
 }
 
 func validateFramework(fw string, path *field.Path) *field.Error {
-	switch {
-	case slices.Contains(ImplementedFrameworks, fw):
+	if _, known := NotYetImplementedFrameworks[fw]; known || slices.Contains(ImplementedFrameworks, fw) {
 		return nil
-	case slices.Contains(notYetImplemented, fw):
-		err := field.NotSupported(path, fw, ImplementedFrameworks)
-		err.Detail = fmt.Sprintf("sluice does not implement %s yet, and its jobs would run outside quota; remove it, or use one of the implemented frameworks: %s",
-			fw, strings.Join(ImplementedFrameworks, ", "))
-		return err
 	}
-	return field.NotSupported(path, fw, ImplementedFrameworks)
-}
-
-// ValidateTypeMeta checks apiVersion and kind.
-func ValidateTypeMeta(c *Configuration) error {
-	want := Group + "/" + Version
-	var errs field.ErrorList
-	if c.APIVersion != want {
-		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), c.APIVersion, []string{want}))
+	known := append([]string(nil), ImplementedFrameworks...)
+	for name := range NotYetImplementedFrameworks {
+		known = append(known, name)
 	}
-	if c.Kind != Kind {
-		errs = append(errs, field.NotSupported(field.NewPath("kind"), c.Kind, []string{Kind}))
-	}
-	return errs.ToAggregate()
+	slices.Sort(known)
+	return field.NotSupported(path, fw, known)
 }
 
 // Validate checks a defaulted configuration; each error names its field.
@@ -79,19 +74,14 @@ func Validate(c *Configuration) field.ErrorList {
 	if cc := c.ClientConnection; cc != nil {
 		ccPath := field.NewPath("clientConnection")
 		if cc.QPS != nil && *cc.QPS <= 0 {
-			errs = append(errs, field.Invalid(ccPath.Child("qps"), *cc.QPS, "must be greater than 0; leave unset for no client-side throttling"))
+			errs = append(errs, field.Invalid(ccPath.Child("qps"), *cc.QPS, "must be greater than 0"))
 		}
 		if cc.Burst != nil && *cc.Burst < 1 {
 			errs = append(errs, field.Invalid(ccPath.Child("burst"), *cc.Burst, "must be at least 1"))
 		}
-		if cc.Burst != nil && cc.QPS == nil {
-			errs = append(errs, field.Required(ccPath.Child("qps"), "burst needs qps"))
-		}
 	}
-	if w := c.WaitForPodsReady; w != nil && w.Timeout != nil && w.Timeout.Duration <= 0 {
-		errs = append(errs, field.Invalid(field.NewPath("waitForPodsReady", "timeout"), w.Timeout.Duration.String(), "must be positive"))
-	}
-	if w := c.Webhook; w != nil && w.Port != nil && (*w.Port < 1 || *w.Port > 65535) {
+	errs = append(errs, validateWaitForPodsReady(c.WaitForPodsReady)...)
+	if w := c.Webhook; w.Port != nil && (*w.Port < 1 || *w.Port > 65535) {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), *w.Port, "must be between 1 and 65535"))
 	}
 	if icm := c.InternalCertManagement; icm != nil {
@@ -118,12 +108,18 @@ func Validate(c *Configuration) field.ErrorList {
 		}
 	}
 	if fs := c.FairSharing; fs != nil {
-		allowed := []string{"LessThanOrEqualToFinalShare", "LessThanInitialShare"}
+		allowed := []PreemptionStrategy{LessThanOrEqualToFinalShare, LessThanInitialShare}
 		for i, s := range fs.PreemptionStrategies {
 			if !slices.Contains(allowed, s) {
 				errs = append(errs, field.NotSupported(field.NewPath("fairSharing", "preemptionStrategies").Index(i), s, allowed))
 			}
 		}
 	}
+	errs = append(errs, validateIntegrationExtras(c.Integrations)...)
+	errs = append(errs, validateResources(c.Resources)...)
+	errs = append(errs, validateRetention(c.ObjectRetentionPolicies)...)
+	errs = append(errs, validateFeatureGates(c.FeatureGates)...)
+	errs = append(errs, validateController(c.Controller)...)
+	errs = append(errs, validateMultiKueue(c.MultiKueue)...)
 	return errs
 }

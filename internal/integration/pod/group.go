@@ -38,6 +38,9 @@ type GroupReconciler struct {
 	// Client reads Pods, Workloads and StatefulSets from the manager's cache.
 	Client client.Client
 	Clock  clock.Clock
+	// LabelKeysToCopy are the labels of the group's first Pod its
+	// Workload gets (integrations.labelKeysToCopy).
+	LabelKeysToCopy []string
 }
 
 // groupMember tells whether a Pod belongs to a group sluice queues.
@@ -130,6 +133,7 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 	if first.Annotations[kueue.StandaloneAnnotation] == "true" {
 		wl.Labels[kueue.StandaloneAnnotation] = "true"
 	}
+	integration.CopyLabels(wl.Labels, first.Labels, r.LabelKeysToCopy)
 	// No owner references: the Pods of a group come and go (replacements,
 	// scaling, rolling updates), and the garbage collector would delete the
 	// Workload of an admitted group the moment its first Pods were gone.

@@ -26,7 +26,7 @@ var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunSuiteWith(m, &cluster, manager.Options{EnableWebhooks: true}, func(cfg *configapi.Configuration) {
-		cfg.FairSharing = &configapi.FairSharing{Enable: true}
+		cfg.FairSharing = &configapi.FairSharing{}
 	}))
 }
 

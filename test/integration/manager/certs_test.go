@@ -1,5 +1,6 @@
 // Package manager tests the manager's own plumbing on a real API server:
-// self-managed webhook certificates and readiness.
+// self-managed webhook certificates and readiness, the frameworks it
+// refuses once served, profiling.
 package manager
 
 import (

@@ -44,7 +44,7 @@ func run(m *testing.M) int {
 	defer func() { _ = c.Stop() }()
 	cfg := c.ManagerConfig()
 	cfg.LeaderElection.LeaderElect = ptr.To(true) // the Lease rules too
-	cfg.FairSharing = &configapi.FairSharing{Enable: true}
+	cfg.FairSharing = &configapi.FairSharing{}
 	asManager, err := bindGeneratedRoles(context.Background(), c, *cfg.Namespace)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "binding the generated roles:", err)

@@ -1,0 +1,79 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/sluicehq/sluice/apis/config/v1beta2"
+)
+
+// ControllerGroupKinds are the keys of controller.groupKindConcurrency
+// sluice has a controller for.
+var ControllerGroupKinds = []string{
+	"Workload.kueue.x-k8s.io", "ClusterQueue.kueue.x-k8s.io", "LocalQueue.kueue.x-k8s.io",
+	"Cohort.kueue.x-k8s.io", "ResourceFlavor.kueue.x-k8s.io", "Namespace",
+	"Job.batch", "Pod",
+}
+
+// actedOnGates are the feature gates whose setting changes what sluice
+// does; the others are reported as not acted on.
+var actedOnGates = []string{v1beta2.DisableWaitForPodsReadyGate}
+
+// refused are the settings sluice cannot honour and must not ignore:
+// ignoring them would let work run outside quota.
+func refused(cfg *v1beta2.Configuration) field.ErrorList {
+	var errs field.ErrorList
+	if r := cfg.Resources; r != nil && len(r.DeviceClassMappings) > 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("resources", "deviceClassMappings"),
+			"sluice does not count dynamic resource claims yet: the devices they claim would be used outside quota"))
+	}
+	return errs
+}
+
+// NotActedOn lists the settings of a file that sluice accepts and does not
+// act on yet, each with what that means; the manager logs them once at
+// startup. None of them lets work run outside quota (those are refused).
+func (f *File) NotActedOn() []string {
+	w, cfg := f.Written, f.Config
+	var out []string
+	add := func(cond bool, path, why string) {
+		if cond {
+			out = append(out, path+": "+why)
+		}
+	}
+	add(cfg.WaitForPodsReady != nil, "waitForPodsReady", "on (Kueue's default since 0.19), but sluice does not evict workloads whose pods are not ready in time yet")
+	add(w.MultiKueue != nil, "multiKueue", "sluice does not dispatch to worker clusters yet")
+	add(w.AdmissionFairSharing != nil, "admissionFairSharing", "workloads are ordered by priority and creation, not by their LocalQueue's usage")
+	add(w.VisibilityServer != nil, "visibilityServer", "sluice does not serve the visibility API yet")
+	add(w.TLS != nil, "tls", "the servers use Go's default TLS settings")
+	add(w.Metrics.EnableClusterQueueResources, "metrics.enableClusterQueueResources", "the per-flavor resource series are not exported yet")
+	add(len(w.Metrics.CustomLabels) > 0, "metrics.customLabels", "metrics carry no custom labels yet")
+	add(w.Metrics.LocalQueueMetrics != nil, "metrics.localQueueMetrics", "per-LocalQueue series are not exported yet")
+	if r := w.Resources; r != nil {
+		add(r.QuotaCheckStrategy != nil && *r.QuotaCheckStrategy == v1beta2.QuotaCheckIgnoreUndeclared, "resources.quotaCheckStrategy",
+			"IgnoreUndeclared is not implemented: a workload requesting a resource its ClusterQueue does not cover keeps waiting (BlockUndeclared)")
+	}
+	if ig := w.Integrations; ig != nil {
+		add(len(ig.ExternalFrameworks) > 0, "integrations.externalFrameworks", "accepted; sluice admits Workloads whatever their owner, and does not use the list")
+		for i, fw := range ig.Frameworks {
+			if crd, ok := v1beta2.NotYetImplementedFrameworks[fw]; ok {
+				out = append(out, fmt.Sprintf("integrations.frameworks[%d]: %s is not implemented yet; allowed only while the cluster does not serve %s", i, fw, crd))
+			}
+		}
+	}
+	if c := w.Controller; c != nil {
+		for _, gk := range slices.Sorted(maps.Keys(c.GroupKindConcurrency)) {
+			add(!slices.Contains(ControllerGroupKinds, gk), "controller.groupKindConcurrency["+gk+"]", "sluice has no controller for that kind")
+		}
+	}
+	for _, gate := range slices.Sorted(maps.Keys(w.FeatureGates)) {
+		add(!slices.Contains(actedOnGates, gate), "featureGates["+gate+"]", "sluice's behaviour does not depend on this gate")
+	}
+	for _, d := range f.Dropped {
+		out = append(out, d+": a v1beta1 field, dropped as Kueue drops it")
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/internal/manager"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+// A framework sluice does not implement may be named (Kueue's default
+// configuration names several) only while the cluster does not serve its
+// kind: once its CustomResourceDefinition appears, the running manager
+// stops with an error naming the field, and a new one refuses to start.
+func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
+	cluster, err := framework.StartClusterWithoutWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	cfg := cluster.ManagerConfig()
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "ray.io/rayjob"}
+
+	ctx := t.Context()
+	mgr, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
+	if err != nil {
+		t.Fatalf("the manager must start while the cluster serves no RayJob: %v", err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	// Started: it admits (the framework guard runs with everything else).
+	framework.Eventually(t, "the manager to be elected and caches synced", func(ctx context.Context) (bool, error) {
+		return mgr.GetCache().WaitForCacheSync(ctx), nil
+	})
+
+	crds, err := client.New(cluster.RestConfig, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apiextensionsv1.AddToScheme(crds.Scheme()); err != nil {
+		t.Fatal(err)
+	}
+	if err := crds.Create(ctx, rayJobCRD()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayjob)") || !strings.Contains(err.Error(), "rayjobs.ray.io") {
+			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and rayjobs.ray.io", err)
+		}
+	case <-time.After(framework.Timeout):
+		t.Fatal("the manager kept running after a RayJob CustomResourceDefinition appeared")
+	}
+
+	framework.Eventually(t, "a new manager to refuse to start", func(ctx context.Context) (bool, error) {
+		_, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
+		if err == nil {
+			return false, fmt.Errorf("started although the cluster serves RayJobs")
+		}
+		if !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayjob)") {
+			return false, err
+		}
+		return true, nil
+	})
+}
+
+func rayJobCRD() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "rayjobs.ray.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "ray.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "rayjobs", Singular: "rayjob", Kind: "RayJob", ListKind: "RayJobList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+}
+
+// pprofBindAddress serves Go's profiles.
+func TestPprofBindAddressServesProfiles(t *testing.T) {
+	cluster, err := framework.StartClusterWithoutWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	cfg := cluster.ManagerConfig()
+	cfg.PprofBindAddress = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	stop, err := cluster.StartManager(cfg, manager.Options{SeveralPerProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	framework.Eventually(t, "the profiles to be served on "+cfg.PprofBindAddress, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+cfg.PprofBindAddress+"/debug/pprof/", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false, fmt.Errorf("status %s", resp.Status)
+		}
+		return true, nil
+	})
+}
