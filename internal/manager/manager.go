@@ -30,7 +30,6 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
-	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/controller"
 	"github.com/sluicehq/sluice/internal/scheduler"
@@ -191,6 +190,7 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 		return register()
 	}
 	certsReady := make(chan struct{})
+	names := namesOfWebhookConfigurations(cfg)
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: *cfg.Namespace, Name: *icm.WebhookSecretName},
 		CertDir:        cfg.Webhook.CertDir,
@@ -200,8 +200,8 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 		ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
 		IsReady:        certsReady,
 		Webhooks: []rotator.WebhookInfo{
-			{Name: config.ValidatingWebhookConfigurationName, Type: rotator.Validating},
-			{Name: config.MutatingWebhookConfigurationName, Type: rotator.Mutating},
+			{Name: names.validating, Type: rotator.Validating},
+			{Name: names.mutating, Type: rotator.Mutating},
 		},
 		RequireLeaderElection: false,
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,35 @@ var integrationWebhooks = map[string]string{
 type webhookScope struct {
 	enabled    map[string]bool
 	namespaces *metav1.LabelSelector
+	// names of the installed configurations.
+	names webhookConfigurationNames
+}
+
+// webhookConfigurationNames are the names the install gave the webhook
+// configurations.
+type webhookConfigurationNames struct{ validating, mutating string }
+
+// WebhookConfigurationNames are the names of the validating and mutating
+// webhook configurations the manager keeps (certificates, scoping) under
+// cfg.
+func WebhookConfigurationNames(cfg *configapi.Configuration) (validating, mutating string) {
+	names := namesOfWebhookConfigurations(cfg)
+	return names.validating, names.mutating
+}
+
+// namesOfWebhookConfigurations follows the install's prefix, read from the
+// webhook Service's name: sluice-webhook-service (config/default) names
+// them sluice-validating-webhook-configuration and so on,
+// kueue-webhook-service (config/kueue-names) kueue-... A Service named
+// otherwise, or none (certificates managed elsewhere), keeps sluice's.
+func namesOfWebhookConfigurations(cfg *configapi.Configuration) webhookConfigurationNames {
+	names := webhookConfigurationNames{validating: config.ValidatingWebhookConfigurationName, mutating: config.MutatingWebhookConfigurationName}
+	if icm := cfg.InternalCertManagement; icm != nil && icm.WebhookServiceName != nil {
+		if prefix, ok := strings.CutSuffix(*icm.WebhookServiceName, "webhook-service"); ok {
+			names = webhookConfigurationNames{validating: prefix + "validating-webhook-configuration", mutating: prefix + "mutating-webhook-configuration"}
+		}
+	}
+	return names
 }
 
 func newWebhookScope(cfg *configapi.Configuration, enabled map[string]bool) webhookScope {
@@ -57,7 +87,7 @@ func newWebhookScope(cfg *configapi.Configuration, enabled map[string]bool) webh
 	if !slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool { return equality.Semantic.DeepEqual(r, never) }) {
 		sel.MatchExpressions = append(sel.MatchExpressions, never)
 	}
-	return webhookScope{enabled: enabled, namespaces: sel}
+	return webhookScope{enabled: enabled, namespaces: sel, names: namesOfWebhookConfigurations(cfg)}
 }
 
 // entry is what scoping reads and writes of one webhook entry, of either
@@ -154,7 +184,7 @@ func scopeWebhooks(ctx context.Context, reader client.Reader, writer client.Writ
 	if err != nil {
 		return err
 	}
-	mutating := &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: config.MutatingWebhookConfigurationName}}
+	mutating := &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.names.mutating}}
 	err = scopeConfiguration(ctx, reader, writer, s, mutating, &mutating.Webhooks, genMutating[0].Webhooks,
 		func(w *admissionv1.MutatingWebhook) entry {
 			return entry{name: &w.Name, namespaces: &w.NamespaceSelector, client: &w.ClientConfig}
@@ -162,7 +192,7 @@ func scopeWebhooks(ctx context.Context, reader client.Reader, writer client.Writ
 	if err != nil {
 		return err
 	}
-	validating := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: config.ValidatingWebhookConfigurationName}}
+	validating := &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: s.names.validating}}
 	return scopeConfiguration(ctx, reader, writer, s, validating, &validating.Webhooks, genValidating[0].Webhooks,
 		func(w *admissionv1.ValidatingWebhook) entry {
 			return entry{name: &w.Name, namespaces: &w.NamespaceSelector, client: &w.ClientConfig}

@@ -1,0 +1,151 @@
+package manager
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	configfile "github.com/sluicehq/sluice/apis/config"
+	"github.com/sluicehq/sluice/internal/manager"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+// Both installs, sluice's own names (config/default) and Kueue's
+// (config/kueue-names), render into manifests that agree with the
+// configuration they carry: the Deployment, its ServiceAccount, Secret and
+// ConfigMap, the webhook Service, and the webhook configurations the
+// manager keeps, all under the install's names and namespace.
+func TestInstallsAgreeWithTheirConfiguration(t *testing.T) {
+	for _, tc := range []struct{ overlay, namespace, prefix string }{
+		{"default", "sluice-system", "sluice-"},
+		{"kueue-names", "kueue-system", "kueue-"},
+	} {
+		t.Run(tc.overlay, func(t *testing.T) {
+			objs := render(t, tc.overlay)
+			deployment := &appsv1.Deployment{}
+			get(t, objs, "Deployment", tc.prefix+"controller-manager", deployment)
+			if deployment.Namespace != tc.namespace || deployment.Spec.Template.Spec.ServiceAccountName != tc.prefix+"controller-manager" {
+				t.Errorf("deployment %s/%s runs as %s", deployment.Namespace, deployment.Name, deployment.Spec.Template.Spec.ServiceAccountName)
+			}
+			var secretName, configMapName string
+			for _, v := range deployment.Spec.Template.Spec.Volumes {
+				switch {
+				case v.Secret != nil:
+					secretName = v.Secret.SecretName
+				case v.ConfigMap != nil:
+					configMapName = v.ConfigMap.Name
+				}
+			}
+			cm := &corev1.ConfigMap{}
+			get(t, objs, "ConfigMap", configMapName, cm)
+			file, err := configfile.Decode([]byte(cm.Data["controller_manager_config.yaml"]), deployment.Namespace)
+			if err != nil {
+				t.Fatalf("the installed configuration: %v", err)
+			}
+			cfg := file.Config
+			icm := cfg.InternalCertManagement
+			if *cfg.Namespace != tc.namespace || *icm.WebhookSecretName != secretName {
+				t.Errorf("configuration namespace %s, secret %s; the Deployment mounts %s", *cfg.Namespace, *icm.WebhookSecretName, secretName)
+			}
+			get(t, objs, "Secret", secretName, &corev1.Secret{})
+			get(t, objs, "ServiceAccount", tc.prefix+"controller-manager", &corev1.ServiceAccount{})
+			svc := &corev1.Service{}
+			get(t, objs, "Service", *icm.WebhookServiceName, svc)
+			validatingName, mutatingName := manager.WebhookConfigurationNames(cfg)
+			validating, mutating := &admissionv1.ValidatingWebhookConfiguration{}, &admissionv1.MutatingWebhookConfiguration{}
+			get(t, objs, "ValidatingWebhookConfiguration", validatingName, validating)
+			get(t, objs, "MutatingWebhookConfiguration", mutatingName, mutating)
+			if !strings.HasPrefix(validatingName, tc.prefix) {
+				t.Errorf("webhook configuration %s outside the install's names", validatingName)
+			}
+			var clients []admissionv1.WebhookClientConfig
+			for _, w := range validating.Webhooks {
+				clients = append(clients, w.ClientConfig)
+				checkExcludes(t, w.Name, w.NamespaceSelector, tc.namespace)
+			}
+			for _, w := range mutating.Webhooks {
+				clients = append(clients, w.ClientConfig)
+				checkExcludes(t, w.Name, w.NamespaceSelector, tc.namespace)
+			}
+			for _, c := range clients {
+				if c.Service == nil || c.Service.Name != svc.Name || c.Service.Namespace != tc.namespace {
+					t.Errorf("a webhook calls %+v, not the Service %s/%s", c.Service, tc.namespace, svc.Name)
+				}
+			}
+			binding := &rbacv1.ClusterRoleBinding{}
+			get(t, objs, "ClusterRoleBinding", tc.prefix+"manager-rolebinding", binding)
+			if s := binding.Subjects[0]; s.Name != deployment.Spec.Template.Spec.ServiceAccountName || s.Namespace != tc.namespace {
+				t.Errorf("the manager's role is bound to %s/%s", s.Namespace, s.Name)
+			}
+			get(t, objs, "ClusterRole", tc.prefix+"batch-user-role", &rbacv1.ClusterRole{})
+		})
+	}
+}
+
+// checkExcludes: a webhook with a namespace selector (those of the job
+// kinds) keeps the manager's own namespace out.
+func checkExcludes(t *testing.T, name string, sel *metav1.LabelSelector, namespace string) {
+	t.Helper()
+	if sel == nil || len(sel.MatchExpressions) == 0 {
+		return
+	}
+	if !slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
+		return r.Operator == metav1.LabelSelectorOpNotIn && slices.Contains(r.Values, namespace)
+	}) {
+		t.Errorf("webhook %s does not keep %s out: %v", name, namespace, sel.MatchExpressions)
+	}
+}
+
+// render runs kubectl's kustomize on config/<overlay>.
+func render(t *testing.T, overlay string) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := framework.AssetsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", overlay)).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/%s: %v", overlay, err)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// get finds the object of a kind and name and converts it into typed.
+func get(t *testing.T, objs []*unstructured.Unstructured, kind, name string, typed any) {
+	t.Helper()
+	i := slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() == kind && o.GetName() == name })
+	if i < 0 {
+		t.Fatalf("no %s %s in the install", kind, name)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[i].Object, typed); err != nil {
+		t.Fatal(err)
+	}
+}
