@@ -75,7 +75,7 @@ type clusterQueueFacts struct {
 	// unimplementedChecks are run by a Kueue controller sluice does not
 	// have yet (ProvisioningRequest, MultiKueue): by name, the controller.
 	unimplementedChecks []string
-	cohortCycle    []string
+	cohortCycle         []string
 }
 
 func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.ClusterQueue) (clusterQueueFacts, error) {

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluicehq/sluice/apis/scheme"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -143,4 +143,3 @@ func mustBeForbidden(t *testing.T, what string, err error) {
 		t.Errorf("%s: got %v, want Forbidden", what, err)
 	}
 }
-
