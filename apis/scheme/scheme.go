@@ -1,4 +1,5 @@
-// Package scheme registers the kueue.x-k8s.io/v1beta2 types together with the
+// Package scheme registers the kueue.x-k8s.io/v1beta2 types (and v1beta1,
+// converted through them) together with the
 // built-in Kubernetes types, for clients (controller-runtime or client-go
 // based) that talk to a cluster running sluice.
 package scheme
@@ -8,6 +9,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	kueuev1beta1 "github.com/sluicehq/sluice/apis/kueue/v1beta1"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
 
@@ -23,5 +25,11 @@ func AddToScheme(s *runtime.Scheme) error {
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return err
 	}
-	return kueue.AddToScheme(s)
+	if err := kueue.AddToScheme(s); err != nil {
+		return err
+	}
+	if err := kueuev1beta1.AddToScheme(s); err != nil {
+		return err
+	}
+	return s.SetVersionPriority(kueue.GroupVersion, kueuev1beta1.GroupVersion)
 }

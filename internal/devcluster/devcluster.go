@@ -357,7 +357,9 @@ func NewEnvironment(assets string) (*envtest.Environment, error) {
 	}
 	return &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDInstallOptions:     envtest.CRDInstallOptions{CRDs: crds},
+		// With the scheme, envtest points the CRDs' conversion webhook
+		// (v1beta1 <-> v1beta2) at the manager's local webhook server.
+		CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds, Scheme: scheme.Scheme},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			ValidatingWebhooks: validating, MutatingWebhooks: mutating,
 		},

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/controller"
 	"github.com/sluicehq/sluice/internal/scheduler"
@@ -176,6 +178,8 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 		mgr.GetWebhookServer().Register("/sluice-webhooks-registered", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusOK)
 		}))
+		// kueue.x-k8s.io/v1beta1 <-> v1beta2, through the hub (v1beta2).
+		mgr.GetWebhookServer().Register("/convert", conversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
 		if err := sluicewebhook.Setup(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
 		}
@@ -191,18 +195,19 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 	}
 	certsReady := make(chan struct{})
 	names := namesOfWebhookConfigurations(cfg)
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      types.NamespacedName{Namespace: *cfg.Namespace, Name: *icm.WebhookSecretName},
-		CertDir:        cfg.Webhook.CertDir,
-		CAName:         "sluice-ca",
-		CAOrganization: "sluice",
-		DNSName:        fmt.Sprintf("%s.%s.svc", *icm.WebhookServiceName, *cfg.Namespace),
-		ExtraDNSNames:  []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
-		IsReady:        certsReady,
-		Webhooks: []rotator.WebhookInfo{
-			{Name: names.validating, Type: rotator.Validating},
-			{Name: names.mutating, Type: rotator.Mutating},
-		},
+	conversions, err := conversionWebhooks()
+	if err != nil {
+		return err
+	}
+	err = rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:             types.NamespacedName{Namespace: *cfg.Namespace, Name: *icm.WebhookSecretName},
+		CertDir:               cfg.Webhook.CertDir,
+		CAName:                "sluice-ca",
+		CAOrganization:        "sluice",
+		DNSName:               fmt.Sprintf("%s.%s.svc", *icm.WebhookServiceName, *cfg.Namespace),
+		ExtraDNSNames:         []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
+		IsReady:               certsReady,
+		Webhooks:              append(conversions, rotator.WebhookInfo{Name: names.validating, Type: rotator.Validating}, rotator.WebhookInfo{Name: names.mutating, Type: rotator.Mutating}),
 		RequireLeaderElection: false,
 	})
 	if err != nil {
@@ -321,4 +326,22 @@ func retentionOf(p *configapi.ObjectRetentionPolicies) *controller.Retention {
 		out.AfterDeactivated = &d.Duration
 	}
 	return out
+}
+
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update;patch
+
+// conversionWebhooks are the CustomResourceDefinitions whose conversion
+// webhook (this manager) gets the CA: every kind served in two versions.
+func conversionWebhooks() ([]rotator.WebhookInfo, error) {
+	crds, err := config.CRDs()
+	if err != nil {
+		return nil, fmt.Errorf("reading the CustomResourceDefinitions: %w", err)
+	}
+	var out []rotator.WebhookInfo
+	for _, crd := range crds {
+		if len(crd.Spec.Versions) > 1 {
+			out = append(out, rotator.WebhookInfo{Name: crd.Name, Type: rotator.CRDConversion})
+		}
+	}
+	return out, nil
 }
