@@ -8,6 +8,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,13 +42,21 @@ type Cluster struct {
 
 // StartCluster starts etcd and kube-apiserver and installs the CRDs and the
 // validating webhook configuration.
-func StartCluster() (*Cluster, error) { return startCluster(true) }
+func StartCluster() (*Cluster, error) { return startCluster(true, nil) }
 
 // StartClusterWithoutWebhooks installs the CRDs only, for managers that run
 // with --webhooks=false.
-func StartClusterWithoutWebhooks() (*Cluster, error) { return startCluster(false) }
+func StartClusterWithoutWebhooks() (*Cluster, error) { return startCluster(false, nil) }
 
-func startCluster(webhooks bool) (*Cluster, error) {
+// StartClusterFrom starts a control plane with these CRDs instead of
+// sluice's (a cluster that ran another version, or Kueue) and no webhook
+// configurations; the manager's webhook server still has envtest's
+// serving address and certificates.
+func StartClusterFrom(crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
+	return startCluster(false, crds)
+}
+
+func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
 	ctrl.SetLogger(testLogger())
 	assets, err := AssetsDir()
 	if err != nil {
@@ -59,6 +68,9 @@ func startCluster(webhooks bool) (*Cluster, error) {
 	}
 	if !webhooks {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{}
+	}
+	if crds != nil {
+		env.CRDInstallOptions = envtest.CRDInstallOptions{CRDs: crds}
 	}
 	restConfig, err := env.Start()
 	if err != nil {
