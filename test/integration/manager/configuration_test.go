@@ -4,16 +4,23 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/manager"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -116,4 +123,66 @@ func TestPprofBindAddressServesProfiles(t *testing.T) {
 		}
 		return true, nil
 	})
+}
+
+// Kueue's own default configuration file starts sluice and queues a Job
+// (its frameworks sluice lacks are not served here), with only the
+// addresses changed to this test's.
+func TestKueueDefaultConfigurationRunsAManager(t *testing.T) {
+	cluster, err := framework.StartCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "apis", "config", "testdata", "kueue-v0.19.2", "controller_manager_config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := configfile.Decode(data, "kueue-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notYet := file.NotActedOn(); len(notYet) == 0 {
+		t.Error("Kueue's default file names frameworks sluice lacks: they must be reported")
+	}
+	cfg := file.Config
+	test := cluster.ManagerConfig()
+	cfg.Webhook, cfg.Metrics.BindAddress, cfg.Health.HealthProbeBindAddress = test.Webhook, "0", "0"
+	cfg.LeaderElection.LeaderElect, cfg.InternalCertManagement.Enable = ptr.To(false), ptr.To(false)
+	stop, err := cluster.StartManager(cfg, manager.Options{EnableWebhooks: true, SeveralPerProcess: true})
+	if err != nil {
+		t.Fatalf("Kueue's default configuration: %v", err)
+	}
+	t.Cleanup(func() { _ = stop() })
+
+	ns := cluster.Namespace(t, nil)
+	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: "default-flavor", Nominal: "2"})
+	cluster.MustCreate(t, framework.Flavor("default-flavor", nil), cq, framework.LocalQueue(ns, "lq", cq.Name))
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}}
+	cluster.MustCreate(t, j)
+	framework.Eventually(t, "the Job to be started by its admission", func(ctx context.Context) (bool, error) {
+		current := &batchv1.Job{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(j), current); err != nil {
+			return false, err
+		}
+		if ptr.Deref(current.Spec.Suspend, true) {
+			return false, fmt.Errorf("still suspended")
+		}
+		return true, nil
+	})
+	// It ran because it was admitted: its Workload holds the quota.
+	wls := &kueue.WorkloadList{}
+	if err := cluster.Client.List(context.Background(), wls, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(wls.Items) != 1 || !framework.Reserved(&wls.Items[0]) {
+		t.Fatalf("the Job ran without an admitted Workload: %+v", wls.Items)
+	}
 }
