@@ -77,6 +77,10 @@ type flight struct {
 	base  string
 	// written is the version the admission produced, once it landed.
 	written string
+	// sentOn is the version an uncertain admission was conditional on
+	// (our own pending verdict's, or the decided one): no version up to
+	// it tells whether the admission landed.
+	sentOn string
 }
 
 // NewTracker makes an empty Tracker.
@@ -106,9 +110,17 @@ func (t *Tracker) Landed(key, written string) {
 	}
 }
 
-// Uncertain records that an admission write's outcome is unknown:
-// assumed -> uncertain. The quota stays charged.
-func (t *Tracker) Uncertain(key string) { t.move(key, uncertain) }
+// Uncertain records that an admission write conditional on version
+// sentOn has an unknown outcome: assumed -> uncertain. The quota stays
+// charged until a version newer than sentOn, or a read, tells.
+func (t *Tracker) Uncertain(key, sentOn string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.flights[key]; ok && f.phase == assumed {
+		f.phase, f.sentOn = uncertain, sentOn
+		t.flights[key] = f
+	}
+}
 
 // Refused records that the API refused an admission write: assumed ->
 // refused, and the quota is given back.
@@ -157,7 +169,8 @@ func (t *Tracker) Observe(wl *kueue.Workload) {
 	key := workload.Key(wl)
 	t.mu.Lock()
 	if f, ok := t.flights[key]; ok {
-		if f.phase == assumed || wl.ResourceVersion == f.base || (f.phase == landed && beforeAdmission(wl, f.written)) {
+		if f.phase == assumed || wl.ResourceVersion == f.base || (f.phase == landed && beforeAdmission(wl, f.written)) ||
+			(f.phase == uncertain && notNewer(wl.ResourceVersion, f.sentOn)) {
 			t.mu.Unlock()
 			return
 		}
@@ -184,6 +197,17 @@ func beforeAdmission(wl *kueue.Workload, written string) bool {
 	}
 	return !workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() &&
 		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
+}
+
+// notNewer tells a version the watch delivers that is not newer than the
+// one an uncertain admission was conditional on: it was there before the
+// write and says nothing of its outcome (settling it, were it pending,
+// would give back quota the admission may hold). Versions that are not
+// numbers are taken as news.
+func notNewer(seen, sentOn string) bool {
+	s, errSeen := strconv.ParseUint(seen, 10, 64)
+	o, errSent := strconv.ParseUint(sentOn, 10, 64)
+	return errSeen == nil && errSent == nil && s <= o
 }
 
 // Resolve applies a version read from the API server to settle an

@@ -24,7 +24,9 @@ func TestTrackerAdmissionPhases(t *testing.T) {
 	landed := func(tr *Tracker) { tr.Landed("ns/w", "6") }
 	// Decided on 5, written on top of our own pending verdict (6): 7.
 	landedOnOurVerdict := func(tr *Tracker) { tr.Landed("ns/w", "7") }
-	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w") }
+	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w", "5") }
+	// Sent on top of our own pending verdict (6), outcome unknown.
+	uncertainOnOurVerdict := func(tr *Tracker) { tr.Uncertain("ns/w", "6") }
 	refused := func(tr *Tracker) { tr.Refused("ns/w") }
 	pendingAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv} }
 	reservedAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv, reserved: true} }
@@ -47,6 +49,10 @@ func TestTrackerAdmissionPhases(t *testing.T) {
 		{"landed, the watch lags with our verdict from before the admission", landedOnOurVerdict, pendingAt("6"), "landed", true, false},
 		{"uncertain, the decided version says nothing", uncertain, pendingAt("5"), "uncertain", true, false},
 		{"uncertain, the watch shows it landed", uncertain, reservedAt("6"), "", true, false},
+		// The same lag as above, before the outcome is known: our verdict,
+		// from before the admission, says nothing of it.
+		{"uncertain, the watch lags with our verdict it was sent on", uncertainOnOurVerdict, pendingAt("6"), "uncertain", true, false},
+		{"uncertain, a newer pending version: it did not land", uncertainOnOurVerdict, pendingAt("8"), "", false, true},
 		{"refused, not charged, not queued until told", refused, pendingAt("5"), "refused", false, false},
 		{"refused, a newer pending version queues it", refused, pendingAt("6"), "", false, true},
 	}

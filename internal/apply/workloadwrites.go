@@ -66,6 +66,7 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	key := d.Info.Key
 	wl := w.Tracker.written.latest(d.Info) // a copy of its own
 	workload.SetAdmitted(wl, d.Admission, w.Clock.Now())
+	sentOn := wl.ResourceVersion
 	err := w.Client.Status().Patch(ctx, wl, admissionPatch(wl))
 	countWrite(writeAdmission, err)
 	w.Tracker.written.forget(key)
@@ -84,7 +85,7 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 		delay = w.failures().When(key)
 	default:
 		ctrl.LoggerFrom(ctx).Error(err, "writing an admission: outcome unknown, quota stays charged until a read tells", "workload", key)
-		w.Tracker.Uncertain(key)
+		w.Tracker.Uncertain(key, sentOn)
 		delay = w.failures().When(key)
 	}
 	w.recheck(key, delay)
