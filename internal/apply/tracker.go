@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"maps"
 	"slices"
@@ -190,10 +191,8 @@ func (t *Tracker) Observe(wl *kueue.Workload) {
 // so an older one is a smaller number; were they not numbers, a version
 // that shows no reservation and nothing that ends one is taken as older.
 func beforeAdmission(wl *kueue.Workload, written string) bool {
-	seen, errSeen := strconv.ParseUint(wl.ResourceVersion, 10, 64)
-	ours, errOurs := strconv.ParseUint(written, 10, 64)
-	if errSeen == nil && errOurs == nil {
-		return seen < ours
+	if order, ok := compareVersions(wl.ResourceVersion, written); ok {
+		return order < 0
 	}
 	return !workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() &&
 		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
@@ -205,9 +204,19 @@ func beforeAdmission(wl *kueue.Workload, written string) bool {
 // would give back quota the admission may hold). Versions that are not
 // numbers are taken as news.
 func notNewer(seen, sentOn string) bool {
-	s, errSeen := strconv.ParseUint(seen, 10, 64)
-	o, errSent := strconv.ParseUint(sentOn, 10, 64)
-	return errSeen == nil && errSent == nil && s <= o
+	order, ok := compareVersions(seen, sentOn)
+	return ok && order <= 0
+}
+
+// compareVersions orders two resource versions as the etcd revisions they
+// are here (-1, 0, 1); ok is false when either is not a number.
+func compareVersions(a, b string) (order int, ok bool) {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return 0, false
+	}
+	return cmp.Compare(x, y), true
 }
 
 // Resolve applies a version read from the API server to settle an

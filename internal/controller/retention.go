@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,7 +59,7 @@ func (r *WorkloadReconciler) retain(ctx context.Context, wl *kueue.Workload) (ct
 			return ctrl.Result{RequeueAfter: left}, nil
 		}
 		ctrl.LoggerFrom(ctx).V(2).Info("deleting a finished workload: its retention ran out", "workload", workload.Key(wl))
-		return ctrl.Result{}, deleteInBackground(ctx, r.Client, wl, kueue.GroupVersion.WithKind("Workload"))
+		return ctrl.Result{}, deleteInBackground(ctx, r.Client, kueue.GroupVersion.WithKind("Workload"), wl.Namespace, wl.Name, wl.UID)
 	}
 	since, deactivated := deactivatedBySluice(wl)
 	if !deactivated || r.Retention.AfterDeactivated == nil {
@@ -71,21 +72,20 @@ func (r *WorkloadReconciler) retain(ctx context.Context, wl *kueue.Workload) (ct
 	// without a job goes alone.
 	if owner := metav1.GetControllerOf(wl); owner != nil {
 		ctrl.LoggerFrom(ctx).V(2).Info("deleting a deactivated workload's job: its retention ran out", "workload", workload.Key(wl), "owner", owner.Name)
-		target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: wl.Namespace, Name: owner.Name, UID: owner.UID}}
-		return ctrl.Result{}, deleteInBackground(ctx, r.Client, target, schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind))
+		return ctrl.Result{}, deleteInBackground(ctx, r.Client, schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind), wl.Namespace, owner.Name, owner.UID)
 	}
-	return ctrl.Result{}, deleteInBackground(ctx, r.Client, wl, kueue.GroupVersion.WithKind("Workload"))
+	return ctrl.Result{}, deleteInBackground(ctx, r.Client, kueue.GroupVersion.WithKind("Workload"), wl.Namespace, wl.Name, wl.UID)
 }
 
 // deleteInBackground deletes an object (its dependents after it), on the
-// condition that it is still the object seen (same UID).
-func deleteInBackground(ctx context.Context, c client.Client, obj client.Object, gvk schema.GroupVersionKind) error {
-	target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+// condition that it is still the object seen (same UID): one of the same
+// name created since is not touched.
+func deleteInBackground(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, namespace, name string, uid types.UID) error {
+	target := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	target.SetGroupVersionKind(gvk)
-	uid := obj.GetUID()
 	err := c.Delete(ctx, target, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 	if err := client.IgnoreNotFound(err); err != nil {
-		return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("deleting %s %s/%s: %w", gvk.Kind, namespace, name, err)
 	}
 	return nil
 }
