@@ -27,6 +27,8 @@ type managerFlags struct {
 	webhookCertDir         string
 	internalCertManagement bool
 	pprofBindAddress       string
+	metricsSecure          bool
+	metricsCertDir         string
 	logs                   logFlags
 }
 
@@ -46,6 +48,8 @@ func newManagerCommand() *cobra.Command {
 	fs.BoolVar(&f.webhooks, "webhooks", true, "serve the admission webhooks (false for benchmarks against a bare API server)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader through a Lease so that only one manager admits")
 	fs.StringVar(&f.metricsBindAddress, "metrics-bind-address", configapi.DefaultMetricsBindAddress, `metrics endpoint address; "0" disables it`)
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve the metrics over HTTPS to authenticated, authorized clients; false: plain HTTP for anyone (local runs, benchmarks)")
+	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory of the metrics serving certificate (tls.crt, tls.key); default: a self-signed one")
 	fs.StringVar(&f.healthProbeBindAddress, "health-probe-bind-address", configapi.DefaultHealthProbeBindAddress, "address of /healthz and /readyz")
 	fs.IntVar(&f.webhookPort, "webhook-port", configapi.DefaultWebhookPort, "port of the webhook server")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", configapi.DefaultWebhookCertDir, "directory of the webhook serving certificate (tls.crt, tls.key)")
@@ -76,7 +80,8 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks})
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks,
+		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir})
 	if err != nil {
 		return err
 	}

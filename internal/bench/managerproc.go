@@ -40,7 +40,7 @@ func startManager(ctx context.Context, binary string, extraArgs []string, kubeco
 		"--kubeconfig", kubeconfig,
 		"--webhooks=false",
 		"--leader-elect=false",
-		"--metrics-bind-address", metricsAddr,
+		"--metrics-bind-address", metricsAddr, "--metrics-secure=false",
 		"--health-probe-bind-address", healthAddr,
 	}, extraArgs...)
 	proc, err := childproc.Start("the manager", binary, args, filepath.Join(workDir, "manager.log"))

@@ -175,7 +175,7 @@ func managerCommandLine(manager string, ra runnerArgs, metricsPort int) ([]strin
 		}
 		args := []string{"manager", "--kubeconfig", ra.kubeconfig,
 			"--webhooks=false", "--leader-elect=false",
-			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--metrics-secure=false",
 			"--health-probe-bind-address", healthAddr}
 		if ra.logLevel != "" {
 			args = append(args, "--zap-log-level="+ra.logLevel)

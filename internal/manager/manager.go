@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -51,6 +52,13 @@ type Options struct {
 	// stop once the manager's context ends; nil keeps controller-runtime's
 	// default (30s).
 	GracefulShutdownTimeout *time.Duration
+	// InsecureMetrics serves the metrics over plain HTTP without
+	// authentication: for local runs and benchmarks that scrape the
+	// manager on loopback. Installed managers serve HTTPS.
+	InsecureMetrics bool
+	// MetricsCertDir holds the metrics serving certificate (tls.crt,
+	// tls.key); empty: a self-signed one, made at startup.
+	MetricsCertDir string
 	// SeveralPerProcess lets a process build more than one manager (tests
 	// that restart one): controller names are then not checked for
 	// uniqueness, which guards against registering metrics twice.
@@ -93,7 +101,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		LeaseDuration:                       &le.LeaseDuration.Duration,
 		RenewDeadline:                       &le.RenewDeadline.Duration,
 		RetryPeriod:                         &le.RetryPeriod.Duration,
-		Metrics:                             metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		Metrics:                             metricsOptions(cfg.Metrics.BindAddress, opts),
 		HealthProbeBindAddress:              cfg.Health.HealthProbeBindAddress,
 		PprofBindAddress:                    cfg.PprofBindAddress,
 		GracefulShutdownTimeout:             opts.GracefulShutdownTimeout,
@@ -244,6 +252,25 @@ type runnableFunc func(context.Context) error
 
 func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
 func (runnableFunc) NeedLeaderElection() bool          { return false }
+
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsOptions serves the metrics over HTTPS, as Kueue does: a scrape
+// must bring a token the API server authenticates (TokenReview) and
+// authorizes for get on /metrics (SubjectAccessReview), which the
+// metrics-reader ClusterRole grants.
+func metricsOptions(bindAddress string, opts Options) metricsserver.Options {
+	if opts.InsecureMetrics {
+		return metricsserver.Options{BindAddress: bindAddress}
+	}
+	return metricsserver.Options{
+		BindAddress:    bindAddress,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		CertDir:        opts.MetricsCertDir,
+	}
+}
 
 // applyClientConnection sets client throttling. Unset QPS means none: a
 // negative QPS turns off client-go's token bucket, so the API server's own

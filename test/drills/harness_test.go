@@ -175,7 +175,7 @@ func (d *drillCluster) startManager(name string) *managerProc {
 	if err := os.WriteFile(cfgFile, data, 0o644); err != nil {
 		d.t.Fatal(err)
 	}
-	args := []string{"manager", "--config", cfgFile, "--kubeconfig", kubeconfig, "--internal-cert-management=false"}
+	args := []string{"manager", "--config", cfgFile, "--kubeconfig", kubeconfig, "--internal-cert-management=false", "--metrics-secure=false"}
 	// To look inside a drill's manager, e.g. the soak's heap:
 	// SLUICE_DRILL_MANAGER_ARGS=--pprof-bind-address=127.0.0.1:6060
 	// (one address: for the drills that start one manager).

@@ -8,15 +8,14 @@ import (
 )
 
 // Defaults of the configuration: Kueue's, but for sluice's own names
-// (namespace, webhook Service and Secret) and the metrics address, which
-// stays plain HTTP on :8080 until the secure endpoint comes.
+// (namespace, webhook Service and Secret).
 const (
 	DefaultNamespace                = "sluice-system"
 	DefaultWebhookServiceName       = "sluice-webhook-service"
 	DefaultWebhookSecretName        = "sluice-webhook-server-cert"
 	DefaultWebhookPort              = 9443
 	DefaultWebhookCertDir           = "/tmp/k8s-webhook-server/serving-certs"
-	DefaultMetricsBindAddress       = ":8080"
+	DefaultMetricsBindAddress       = ":8443"
 	DefaultHealthProbeBindAddress   = ":8081"
 	DefaultLeaderElectionID         = "c1f6bfd2.kueue.x-k8s.io"
 	DefaultClientConnectionQPS      = float32(300)
