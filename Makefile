@@ -34,7 +34,18 @@ KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
 VS_KUEUE_FLAGS ?=
+HELM        := $(BIN)/helm
+HELM_MOD    := hack/helm/go.mod hack/helm/go.sum
+# The image: platforms built by `make image`, where `make image-push` and
+# `make release` point (REGISTRY=ghcr.io/you gives ghcr.io/you/sluice).
+PLATFORMS   ?= linux/amd64 linux/arm64
+REGISTRY    ?= ghcr.io/sluicehq
+IMAGE_REPO  ?= $(REGISTRY)/sluice
+IMAGE_DIR   := $(BIN)/image
+DIST        := $(CURDIR)/dist
+RELEASE     := go run ./hack/release
 
+.PHONY: image image-push release helm
 .PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
@@ -77,11 +88,12 @@ generate:
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kueue/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac
+	$(RELEASE) chart-sync --repo .
 
 ## verify: generated files are current, code is formatted, vetted and linted
 verify: generate lint
-	@if [ -n "$$(git status --porcelain -- apis config)" ]; then \
-	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- apis config; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- apis config charts)" ]; then \
+	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- apis config charts; exit 1; fi
 	@if [ -n "$$(gofmt -l $$(git ls-files '*.go'))" ]; then echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; fi
 	go vet ./...
 
@@ -93,15 +105,44 @@ $(LINT): $(LINT_MOD)
 	@echo ">> building golangci-lint from Go modules (a few minutes on a cold Go build cache)"
 	cd hack/lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+## helm: bin/helm, built from Helm's Go module (hack/helm)
+helm: $(HELM)
+
+$(HELM): $(HELM_MOD)
+	@echo ">> building helm from Go modules (about 2 minutes on a cold Go build cache)"
+	cd hack/helm && go build -o $@ helm.sh/helm/v4/cmd/helm
+
+## image: the multi-platform OCI image (PLATFORMS), from Go alone, into bin/image (an OCI layout) and bin/image.digest
+image:
+	@rm -rf $(BIN)/image-build
+	@for p in $(PLATFORMS); do echo ">> sluice for $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%%/*} GOARCH=$${p##*/} go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
+	    -o $(BIN)/image-build/$${p%%/*}_$${p##*/}/sluice ./cmd/sluice; done
+	$(RELEASE) image --out $(IMAGE_DIR) --version $(VERSION) --revision "$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --created "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
+	  $(foreach p,$(PLATFORMS),--binary $(p)=$(BIN)/image-build/$(subst /,_,$(p))/sluice)
+
+## image-push: push bin/image to $(IMAGE_REPO):$(VERSION) (REGISTRY=...), with the local Docker credentials
+image-push: image
+	$(RELEASE) push --layout $(IMAGE_DIR) --ref $(IMAGE_REPO):$(VERSION)
+
+## release: dist/sluice.yaml (kubectl install) and dist/sluice-<version>.tgz (Helm chart), the image pinned by digest
+release: image helm
+	$(RELEASE) manifests --repo . --image "$(IMAGE_REPO):$(VERSION)@$$(cat $(IMAGE_DIR).digest)" --out $(DIST)/sluice.yaml
+	$(RELEASE) chart --repo . --out $(BIN)/chart/sluice --version $(VERSION) --digest "$$(cat $(IMAGE_DIR).digest)"
+	$(HELM) lint --strict $(BIN)/chart/sluice
+	$(HELM) package $(BIN)/chart/sluice --destination $(DIST)
+	@ls -l $(DIST)
+
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools
+test: tools helm image
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 test-unit:
 	go test $(GO_TEST_FLAGS) $(RACE) ./apis/... ./internal/... ./cmd/... ./config/...
 
-test-integration: tools
+test-integration: tools helm
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
 
 ## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK): about 40 minutes, 18 without the soak
@@ -116,7 +157,7 @@ fuzz:
 	  echo ">> $$name in $$pkg for $(FUZZ_TIME)"; \
 	  go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
-test-e2e: tools
+test-e2e: tools image
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 ## dev: a local cluster with sluice in it, in the foreground until Ctrl-C
@@ -146,4 +187,4 @@ $(KUEUE_BENCH_BIN)/%: $(KUEUE_BENCH_MOD)
 	cd $(KUEUE_BENCH_DIR) && go build -o $@ sigs.k8s.io/kueue/test/performance/scheduler/$*
 
 clean:
-	rm -rf $(BIN)/sluice $(DEV_DATA)
+	rm -rf $(BIN)/sluice $(DEV_DATA) $(BIN)/image $(BIN)/image-build $(BIN)/chart $(DIST)
