@@ -17,9 +17,13 @@ import (
 // a release pins.
 const ManagerContainer = "manager"
 
-// Kustomize renders the kustomization in dir, as `kubectl kustomize` does.
+// Kustomize renders the kustomization in dir, as `kubectl kustomize` does,
+// in the order kubectl can apply in one pass: namespaces and CRDs first,
+// webhook configurations last.
 func Kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionLegacy
+	resMap, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
 	}

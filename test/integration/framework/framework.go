@@ -56,6 +56,13 @@ func StartClusterFrom(crds []*apiextensionsv1.CustomResourceDefinition) (*Cluste
 	return startCluster(false, crds)
 }
 
+// StartEmptyCluster starts a control plane without sluice in it (no CRDs,
+// no webhook configurations), for tests that install sluice as a user
+// would.
+func StartEmptyCluster() (*Cluster, error) {
+	return startCluster(false, []*apiextensionsv1.CustomResourceDefinition{})
+}
+
 func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
 	ctrl.SetLogger(testLogger())
 	assets, err := AssetsDir()
