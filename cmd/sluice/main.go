@@ -17,7 +17,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newBenchVsKueueCommand(), newMigrateCommand(), newVersionCommand())
+	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newBenchVsKueueCommand(), newMigrateCommand(), newUninstallCommand(), newVersionCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "sluice:", err)
 		os.Exit(1)
