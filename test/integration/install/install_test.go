@@ -261,6 +261,16 @@ func TestChartValues(t *testing.T) {
 			}
 		}
 	}
+	// The release's namespace is kept out of the fail-closed webhooks.
+	vwc := convert[admissionv1.ValidatingWebhookConfiguration](t, has("ValidatingWebhookConfiguration", "sluice-validating-webhook-configuration"))
+	for _, w := range vwc.Webhooks {
+		if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchExpressions) == 0 {
+			continue
+		}
+		if values := w.NamespaceSelector.MatchExpressions[0].Values; !slices.Equal(values, []string{"kube-system", "queues"}) {
+			t.Errorf("webhook %s leaves out %v, want kube-system and queues", w.Name, values)
+		}
+	}
 	if o := has("CustomResourceDefinition", "workloads.kueue.x-k8s.io"); o == nil || o.GetAnnotations()["cert-manager.io/inject-ca-from"] != "queues/sluice-serving-cert" {
 		t.Error("the Workload CRD's conversion webhook gets no CA from cert-manager")
 	}
