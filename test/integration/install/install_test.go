@@ -186,7 +186,9 @@ func TestChartMatchesTheKustomizeInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(o *unstructured.Unstructured) string { return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName() }
+	key := func(o *unstructured.Unstructured) string {
+		return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+	}
 	var chart, install []string
 	for _, o := range chartObjs {
 		chart = append(chart, key(o))
