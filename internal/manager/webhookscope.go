@@ -29,19 +29,6 @@ import (
 // No object selector: an unlabelled Pod or Job is queued in a namespace
 // with a LocalQueue "default", so the webhooks must see them all.
 
-// integrationWebhooks are the webhook entries of the job integrations, by
-// framework.
-var integrationWebhooks = map[string]string{
-	"mjob.kueue.x-k8s.io":         configapi.FrameworkBatchJob,
-	"vjob.kueue.x-k8s.io":         configapi.FrameworkBatchJob,
-	"mpod.kueue.x-k8s.io":         configapi.FrameworkPod,
-	"vpod.kueue.x-k8s.io":         configapi.FrameworkPod,
-	"mdeployment.kueue.x-k8s.io":  configapi.FrameworkDeployment,
-	"vdeployment.kueue.x-k8s.io":  configapi.FrameworkDeployment,
-	"mstatefulset.kueue.x-k8s.io": configapi.FrameworkStatefulSet,
-	"vstatefulset.kueue.x-k8s.io": configapi.FrameworkStatefulSet,
-}
-
 // webhookScope is how the integrations' webhooks should look.
 type webhookScope struct {
 	enabled    map[string]bool
@@ -112,7 +99,7 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 		if template == nil {
 			template = e.client
 		}
-		fw, isIntegration := integrationWebhooks[*e.name]
+		fw, isIntegration := config.FrameworkOfWebhook(*e.name)
 		if !isIntegration {
 			out = append(out, live[i])
 			continue
@@ -130,7 +117,7 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 	for i := range generated {
 		w := generated[i]
 		e := view(&w)
-		fw, isIntegration := integrationWebhooks[*e.name]
+		fw, isIntegration := config.FrameworkOfWebhook(*e.name)
 		if !isIntegration || !s.enabled[fw] || seen[*e.name] {
 			continue
 		}

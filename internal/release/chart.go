@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sluicehq/sluice/config"
 )
 
 // The chart's objects that come from the kustomize install (config/default)
@@ -45,6 +47,11 @@ func ChartTemplates(objs []*unstructured.Unstructured) (map[string][]byte, error
 	for _, file := range files {
 		var b strings.Builder
 		b.WriteString(generatedHeader)
+		if file == "webhooks.yaml" {
+			// The integrations the release's configuration enables; none
+			// listed: all of them (the manager narrows them at startup).
+			b.WriteString("{{- $frameworks := ((.Values.managerConfig.integrations | default dict).frameworks | default list) }}\n")
+		}
 		for _, obj := range objs {
 			if !slices.Contains(chartGeneratedFiles[file], obj.GetKind()) {
 				continue
@@ -78,14 +85,18 @@ func chartTemplate(obj *unstructured.Unstructured) (string, error) {
 	if len(annotations) > 0 {
 		obj.SetAnnotations(annotations)
 	}
+	webhooks, err := integrationScopedWebhooks(obj)
+	if err != nil {
+		return "", err
+	}
 	data, err := yaml.Marshal(obj.Object)
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	text := string(data)
-	if strings.Contains(text, "{{") {
+	if strings.Contains(string(data), "{{") {
 		return "", fmt.Errorf("%s %s contains {{, which Helm would read as a template", obj.GetKind(), obj.GetName())
 	}
+	text := string(data) + webhooks
 	text = strings.ReplaceAll(text, InstallNamespace, "{{ .Release.Namespace }}")
 	marker := "    " + caInjectionMarker + `: "true"` + "\n"
 	injection := "    {{- if .Values.certManager.enable }}\n" +
@@ -95,4 +106,41 @@ func chartTemplate(obj *unstructured.Unstructured) (string, error) {
 		return "", fmt.Errorf("%s %s: the CA injection annotation is not where the chart expects it", obj.GetKind(), obj.GetName())
 	}
 	return strings.Replace(text, marker, injection, 1), nil
+}
+
+// integrationScopedWebhooks takes a webhook configuration's entries out of
+// obj and renders them as template text, each integration's behind the
+// release's configuration enabling it: a fail-closed webhook for Pods
+// that the configuration does not queue would block every Pod until the
+// manager starts and removes it.
+func integrationScopedWebhooks(obj *unstructured.Unstructured) (string, error) {
+	if kind := obj.GetKind(); kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
+		return "", nil
+	}
+	webhooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	unstructured.RemoveNestedField(obj.Object, "webhooks")
+	var b strings.Builder
+	b.WriteString("webhooks:\n")
+	for _, w := range webhooks {
+		entry, err := yaml.Marshal([]any{w})
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		name, _ := w.(map[string]any)["name"].(string)
+		if strings.Contains(string(entry), "{{") {
+			return "", fmt.Errorf("%s %s: webhook %s contains {{, which Helm would read as a template", obj.GetKind(), obj.GetName(), name)
+		}
+		framework, scoped := config.FrameworkOfWebhook(name)
+		if scoped {
+			fmt.Fprintf(&b, "{{- if or (not $frameworks) (has %q $frameworks) }}\n", framework)
+		}
+		b.Write(entry)
+		if scoped {
+			b.WriteString("{{- end }}\n")
+		}
+	}
+	return b.String(), nil
 }

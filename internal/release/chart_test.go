@@ -81,6 +81,9 @@ func TestChartTemplates(t *testing.T) {
 	if !strings.Contains(webhooks, "cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/sluice-serving-cert") {
 		t.Errorf("webhooks.yaml:\n%s", webhooks)
 	}
+	if !strings.Contains(webhooks, "{{- if or (not $frameworks) (has \"batch/job\" $frameworks) }}\n- clientConfig:") {
+		t.Errorf("the Job webhook is not behind its integration:\n%s", webhooks)
+	}
 	if strings.Contains(crds+webhooks, caInjectionMarker) {
 		t.Error("the CA injection marker was left in")
 	}

@@ -263,8 +263,23 @@ func TestChartValues(t *testing.T) {
 			}
 		}
 	}
-	// The release's namespace is kept out of the fail-closed webhooks.
+	// The release's namespace is kept out of the fail-closed webhooks, and
+	// only the integrations the configuration enables have theirs.
 	vwc := convert[admissionv1.ValidatingWebhookConfiguration](t, has("ValidatingWebhookConfiguration", "sluice-validating-webhook-configuration"))
+	var names []string
+	for _, w := range vwc.Webhooks {
+		names = append(names, w.Name)
+	}
+	for _, name := range []string{"vjob.kueue.x-k8s.io", "vpod.kueue.x-k8s.io", "vworkload.kueue.x-k8s.io", "vclusterqueue.kueue.x-k8s.io"} {
+		if !slices.Contains(names, name) {
+			t.Errorf("no webhook %s in %v", name, names)
+		}
+	}
+	for _, name := range []string{"vdeployment.kueue.x-k8s.io", "vstatefulset.kueue.x-k8s.io"} {
+		if slices.Contains(names, name) {
+			t.Errorf("webhook %s of an integration the configuration does not enable", name)
+		}
+	}
 	for _, w := range vwc.Webhooks {
 		if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchExpressions) == 0 {
 			continue

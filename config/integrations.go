@@ -1,0 +1,22 @@
+package config
+
+import configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+
+// FrameworkOfWebhook is the integration (its integrations.frameworks name)
+// whose objects the generated webhook entry intercepts; false for the
+// webhooks of the kueue.x-k8s.io kinds, which always serve. The manager
+// drops the entries of disabled integrations at startup, and the Helm
+// chart renders only those of the integrations it configures.
+func FrameworkOfWebhook(name string) (string, bool) {
+	switch name {
+	case "mjob.kueue.x-k8s.io", "vjob.kueue.x-k8s.io":
+		return configapi.FrameworkBatchJob, true
+	case "mpod.kueue.x-k8s.io", "vpod.kueue.x-k8s.io":
+		return configapi.FrameworkPod, true
+	case "mdeployment.kueue.x-k8s.io", "vdeployment.kueue.x-k8s.io":
+		return configapi.FrameworkDeployment, true
+	case "mstatefulset.kueue.x-k8s.io", "vstatefulset.kueue.x-k8s.io":
+		return configapi.FrameworkStatefulSet, true
+	}
+	return "", false
+}
