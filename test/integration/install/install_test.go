@@ -173,10 +173,11 @@ func stillThere(t *testing.T, c client.Client, objs []client.Object, after strin
 	}
 }
 
-// The chart renders what the kustomize install has (bar the namespace,
+// The chart lints clean (strict) and renders what the kustomize install has (bar the namespace,
 // which the release's is), and a configuration the manager reads.
 func TestChartMatchesTheKustomizeInstall(t *testing.T) {
 	root := repoRoot(t)
+	helm(t, false, "lint", "--strict", filepath.Join(root, "charts", "sluice"))
 	rendered := helm(t, false, "template", "sluice", filepath.Join(root, "charts", "sluice"), "-n", "sluice-system")
 	chartObjs, err := release.DecodeObjects([]byte(rendered))
 	if err != nil {
