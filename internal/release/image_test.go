@@ -2,7 +2,6 @@ package release
 
 import (
 	"archive/tar"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,28 +137,12 @@ func digest(t *testing.T, index v1.ImageIndex) v1.Hash {
 
 func layerFiles(t *testing.T, img v1.Image) []string {
 	t.Helper()
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, l := range layers {
-		rc, err := l.Uncompressed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(rc)
-		for {
-			h, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, h.Name)
-		}
-		rc.Close()
+	if err := WalkFiles(img, func(h *tar.Header, _ io.Reader) error {
+		names = append(names, h.Name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return names
 }

@@ -1,7 +1,10 @@
 package release
 
 import (
+	"archive/tar"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -61,4 +64,40 @@ func Push(reference string, index v1.ImageIndex) (string, error) {
 		return "", err
 	}
 	return ref.Context().Digest(digest.String()).String(), nil
+}
+
+// WalkFiles calls fn for every entry of img's layers, in order, with the
+// entry's content.
+func WalkFiles(img v1.Image, fn func(h *tar.Header, content io.Reader) error) error {
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	for _, l := range layers {
+		if err := walkLayer(l, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkLayer(l v1.Layer, fn func(h *tar.Header, content io.Reader) error) error {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(h, tr); err != nil {
+			return err
+		}
+	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"archive/tar"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -84,44 +83,29 @@ func TestImageFromMakeImage(t *testing.T) {
 // name in the image.
 func extract(t *testing.T, img v1.Image, dir string) map[string]string {
 	t.Helper()
-	layers, err := img.Layers()
+	files := map[string]string{}
+	err := release.WalkFiles(img, func(h *tar.Header, content io.Reader) error {
+		if h.Typeflag != tar.TypeReg {
+			files[strings.TrimSuffix(h.Name, "/")] = ""
+			return nil
+		}
+		path := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, os.FileMode(h.Mode)&0o755)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := io.Copy(f, content); err != nil { //nolint:gosec // our own image, in a test
+			return err
+		}
+		files[h.Name] = path
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, l := range layers {
-		rc, err := l.Uncompressed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(rc)
-		for {
-			h, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Typeflag != tar.TypeReg {
-				files[strings.TrimSuffix(h.Name, "/")] = ""
-				continue
-			}
-			path := filepath.Join(dir, filepath.FromSlash(h.Name))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, os.FileMode(h.Mode)&0o755)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(f, tr); err != nil { //nolint:gosec // our own image, in a test
-				t.Fatal(err)
-			}
-			f.Close()
-			files[h.Name] = path
-		}
-		rc.Close()
 	}
 	return files
 }

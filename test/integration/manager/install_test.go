@@ -1,10 +1,6 @@
 package manager
 
 import (
-	"bytes"
-	"errors"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	configfile "github.com/sluicehq/sluice/apis/config"
 	"github.com/sluicehq/sluice/internal/manager"
+	"github.com/sluicehq/sluice/internal/release"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -110,32 +106,18 @@ func checkExcludes(t *testing.T, name string, sel *metav1.LabelSelector, namespa
 	}
 }
 
-// render runs kubectl's kustomize on config/<overlay>.
+// render is config/<overlay> through kustomize, as make release renders it.
 func render(t *testing.T, overlay string) []*unstructured.Unstructured {
 	t.Helper()
 	root, err := framework.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	assets, err := framework.AssetsDir()
+	objs, err := release.Kustomize(filepath.Join(root, "config", overlay))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(assets, "kubectl"), "kustomize", filepath.Join(root, "config", overlay)).Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize config/%s: %v", overlay, err)
-	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return objs
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, obj)
-	}
+	return objs
 }
 
 // get finds the object of a kind and name and converts it into typed.
