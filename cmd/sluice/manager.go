@@ -81,7 +81,7 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks,
-		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir})
+		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir, Build: build()})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/quota"
 )
 
@@ -70,6 +71,29 @@ func (c *Cache) LocalQueueKeys() map[string]string {
 	out := make(map[string]string, len(c.localQueues))
 	for key, lq := range c.localQueues {
 		out[key] = string(lq.Spec.ClusterQueue)
+	}
+	return out
+}
+
+// ClusterQueueState returns the cached ClusterQueue and whether it is
+// active (can admit).
+func (c *Cache) ClusterQueueState(name string) (cq *kueue.ClusterQueue, active, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	q, ok := c.clusterQueues[name]
+	if !ok {
+		return nil, false, false
+	}
+	return q.obj, q.active, true
+}
+
+// CohortParents maps every Cohort object to its parent ("" for a root).
+func (c *Cache) CohortParents() map[string]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]string, len(c.cohorts))
+	for name, co := range c.cohorts {
+		out[name] = string(co.Spec.ParentName)
 	}
 	return out
 }

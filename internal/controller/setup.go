@@ -12,6 +12,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
+	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -37,6 +38,11 @@ type Options struct {
 	// Client is what the reconcilers and the apply layer write with (the
 	// manager's client, fenced on the lease); nil is the manager's.
 	Client client.Client
+	// LocalQueueMetrics picks the LocalQueues with per-LocalQueue series;
+	// nil: none.
+	LocalQueueMetrics func(*kueue.LocalQueue) bool
+	// Build is what kueue_build_info says.
+	Build metrics.Build
 }
 
 // Setup registers the field indexes, every reconciler of this package and
@@ -83,6 +89,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(admitter); err != nil {
 		return fmt.Errorf("adding the admitter: %w", err)
 	}
+	setMetricsSource(mgr, tracker, opts)
 	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MinInterval: QueueStatusMinInterval, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
 		return fmt.Errorf("adding the queue status writer: %w", err)
 	}
@@ -143,3 +150,28 @@ const VerdictRefresh = 10 * time.Second
 // VerdictGrace is how long a workload waits before sluice writes why: most
 // are admitted sooner, and the write would cost as much as the admission.
 const VerdictGrace = 2 * time.Second
+
+// setMetricsSource points the kueue_* gauges at this manager's tracker. The
+// queues and quotas are known to the leader (the reconcilers that feed the
+// tracker run there): a follower reports only its build and role, so that
+// sums over replicas count each workload once.
+func setMetricsSource(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) {
+	role := func() string {
+		if opts.Fence == nil {
+			return metrics.RoleStandalone
+		}
+		select {
+		case <-mgr.Elected():
+			return metrics.RoleLeader
+		default:
+			return metrics.RoleFollower
+		}
+	}
+	metrics.SetSource(func() metrics.State {
+		r := role()
+		if r == metrics.RoleFollower {
+			return metrics.State{Role: r}
+		}
+		return tracker.MetricsState(r, opts.LocalQueueMetrics)
+	}, opts.Build)
+}

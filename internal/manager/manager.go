@@ -16,6 +16,7 @@ import (
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -35,6 +36,7 @@ import (
 	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/controller"
+	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -59,6 +61,8 @@ type Options struct {
 	// MetricsCertDir holds the metrics serving certificate (tls.crt,
 	// tls.key); empty: a self-signed one, made at startup.
 	MetricsCertDir string
+	// Build is what kueue_build_info reports.
+	Build metrics.Build
 	// SeveralPerProcess lets a process build more than one manager (tests
 	// that restart one): controller names are then not checked for
 	// uniqueness, which guards against registering metrics twice.
@@ -132,7 +136,10 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	// The leader's controllers write through the fence.
 	writer := mgr.GetClient()
 	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Resources: resourcePolicyOf(cfg.Resources),
-		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer}
+		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer, Build: opts.Build}
+	if copts.LocalQueueMetrics, err = localQueueMetricsOf(cfg.Metrics.LocalQueueMetrics); err != nil {
+		return nil, err
+	}
 	if fence != nil {
 		copts.Fence = fence
 		copts.Client = fencedClient(writer, fence)
@@ -270,6 +277,22 @@ func metricsOptions(bindAddress string, opts Options) metricsserver.Options {
 		FilterProvider: filters.WithAuthenticationAndAuthorization,
 		CertDir:        opts.MetricsCertDir,
 	}
+}
+
+// localQueueMetricsOf picks the LocalQueues with per-LocalQueue series:
+// none unless enabled, then those the selector matches (all without one).
+func localQueueMetricsOf(lqm *configapi.LocalQueueMetrics) (func(*kueue.LocalQueue) bool, error) {
+	if lqm == nil || !lqm.Enable {
+		return nil, nil
+	}
+	selector := labels.Everything()
+	if lqm.LocalQueueSelector != nil {
+		var err error
+		if selector, err = metav1.LabelSelectorAsSelector(lqm.LocalQueueSelector); err != nil {
+			return nil, fmt.Errorf("metrics.localQueueMetrics.localQueueSelector: %w", err)
+		}
+	}
+	return func(lq *kueue.LocalQueue) bool { return selector.Matches(labels.Set(lq.Labels)) }, nil
 }
 
 // applyClientConnection sets client throttling. Unset QPS means none: a

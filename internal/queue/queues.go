@@ -229,6 +229,22 @@ func (m *Queues) Pending() []*workload.Info {
 	return out
 }
 
+// Waiting returns the waiting workloads apart: those the scheduler will
+// try (pending) and those parked until something they need changes.
+func (m *Queues) Waiting() (pending, parked []*workload.Info) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pending = make([]*workload.Info, 0, len(m.pending))
+	for _, info := range m.pending {
+		pending = append(pending, info)
+	}
+	parked = make([]*workload.Info, 0, len(m.parked))
+	for _, p := range m.parked {
+		parked = append(parked, p.info)
+	}
+	return pending, parked
+}
+
 // All returns every waiting workload, pending and parked, for status
 // counts.
 func (m *Queues) All() []*workload.Info {

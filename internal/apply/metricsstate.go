@@ -1,0 +1,155 @@
+package apply
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/cache"
+	"github.com/sluicehq/sluice/internal/metrics"
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/workload"
+)
+
+// MetricsState is what the kueue_* gauges report, read from the cache and
+// the queues as the queue statuses are. Per-LocalQueue series are reported
+// for the LocalQueues localQueue accepts (nil: none).
+func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) bool) metrics.State {
+	byCQ, byLQ := t.Cache.Usages()
+	lqToCQ := t.Cache.LocalQueueKeys()
+	pending, parked := t.Queues.Waiting()
+	type waiting struct{ active, inadmissible int }
+	byQueue := map[string]*waiting{}
+	count := func(key string, inadmissible bool) {
+		w := byQueue[key]
+		if w == nil {
+			w = &waiting{}
+			byQueue[key] = w
+		}
+		if inadmissible {
+			w.inadmissible++
+		} else {
+			w.active++
+		}
+	}
+	for i, list := range [][]*workload.Info{pending, parked} {
+		for _, info := range list {
+			lq := info.Namespace + "/" + info.LocalQueue
+			count("lq/"+lq, i == 1)
+			if cq, ok := lqToCQ[lq]; ok {
+				count("cq/"+cq, i == 1)
+			}
+		}
+	}
+	get := func(key string) waiting {
+		if w := byQueue[key]; w != nil {
+			return *w
+		}
+		return waiting{}
+	}
+	cqShares, cohortShares := t.Cache.WeightedShares()
+	parents := t.Cache.CohortParents()
+	parentOf := func(c string) (string, bool) { p, ok := parents[c]; return p, ok }
+	root := func(cohort string) string {
+		if cohort == "" {
+			return ""
+		}
+		chain := quota.Ancestors(cohort, parentOf).Chain
+		return chain[len(chain)-1]
+	}
+
+	state := metrics.State{Role: role}
+	for _, name := range t.Cache.ClusterQueueNames() {
+		obj, active, ok := t.Cache.ClusterQueueState(name)
+		if !ok {
+			continue
+		}
+		w := get("cq/" + name)
+		reserving, admitted := counts(byCQ[name])
+		cohort := string(obj.Spec.CohortName)
+		cq := metrics.ClusterQueue{Name: name, Cohort: cohort, ParentCohort: cohort, RootCohort: root(cohort),
+			Status: metrics.StatusPending, PendingActive: w.active, PendingInadmissible: w.inadmissible,
+			Reserving: int(reserving), Admitted: int(admitted), WeightedShare: shareOf(cqShares, name),
+			Resources: resourceFigures(obj, byCQ[name], true)}
+		switch {
+		case obj.DeletionTimestamp != nil:
+			cq.Status = metrics.StatusTerminating
+		case active:
+			cq.Status = metrics.StatusActive
+		}
+		state.ClusterQueues = append(state.ClusterQueues, cq)
+	}
+	for name, parent := range parents {
+		state.Cohorts = append(state.Cohorts, metrics.Cohort{Name: name, ParentCohort: parent, RootCohort: root(name), WeightedShare: shareOf(cohortShares, name)})
+	}
+	if localQueue == nil {
+		return state
+	}
+	for key, cqName := range lqToCQ {
+		lqObj, ok := t.Cache.LocalQueue(key)
+		if !ok || !localQueue(lqObj) {
+			continue
+		}
+		w := get("lq/" + key)
+		reserving, admitted := counts(byLQ[key])
+		lq := metrics.LocalQueue{Namespace: lqObj.Namespace, Name: lqObj.Name, ClusterQueue: cqName,
+			PendingActive: w.active, PendingInadmissible: w.inadmissible, Reserving: int(reserving), Admitted: int(admitted),
+			Active: conditionStatus(lqObj.Status.Conditions, kueue.ConditionActive)}
+		if cq, ok := t.Cache.ClusterQueue(cqName); ok {
+			lq.Resources = resourceFigures(cq, byLQ[key], false)
+		}
+		state.LocalQueues = append(state.LocalQueues, lq)
+	}
+	return state
+}
+
+// resourceFigures are the queue's flavors and resources with what u holds;
+// with limits, the ClusterQueue's quotas and limits too.
+func resourceFigures(cq *kueue.ClusterQueue, u *cache.Usage, limits bool) []metrics.Resource {
+	var reserved, used quota.Amounts
+	if u != nil {
+		reserved, used = u.Reserved, u.Admitted
+	}
+	value := func(name corev1.ResourceName, v int64) float64 {
+		q := quota.ToQuantity(name, v)
+		return q.AsApproximateFloat64()
+	}
+	var out []metrics.Resource
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, f := range rg.Flavors {
+			for _, r := range f.Resources {
+				fr := quota.FlavorResource{Flavor: string(f.Name), Resource: r.Name}
+				m := metrics.Resource{Flavor: string(f.Name), Resource: string(r.Name), Reserved: value(r.Name, reserved[fr]), Used: value(r.Name, used[fr])}
+				if limits {
+					m.Nominal = r.NominalQuota.AsApproximateFloat64()
+					if r.BorrowingLimit != nil {
+						v := r.BorrowingLimit.AsApproximateFloat64()
+						m.BorrowingLimit = &v
+					}
+					if r.LendingLimit != nil {
+						v := r.LendingLimit.AsApproximateFloat64()
+						m.LendingLimit = &v
+					}
+				}
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func shareOf(shares map[string]int64, name string) *int64 {
+	if shares == nil {
+		return nil
+	}
+	v := shares[name]
+	return &v
+}
+
+func conditionStatus(conditions []metav1.Condition, t string) string {
+	if c := meta.FindStatusCondition(conditions, t); c != nil {
+		return string(c.Status)
+	}
+	return "Unknown"
+}
