@@ -106,7 +106,7 @@ objectRetentionPolicies: {workloads: {afterFinished: 1h, afterDeactivatedByKueue
 			if *c.Resources.Transformations[0].Strategy != v1beta2.Replace || c.ObjectRetentionPolicies.Workloads.AfterFinished.Duration != time.Hour {
 				t.Errorf("resources/retention = %+v %+v", c.Resources, c.ObjectRetentionPolicies)
 			}
-			wantReported := []string{"waitForPodsReady:", "metrics.enableClusterQueueResources:"}
+			wantReported := []string{"waitForPodsReady:"}
 			if got := f.NotActedOn(); !reportedExactly(got, wantReported) {
 				t.Errorf("not acted on = %q, want %q", got, wantReported)
 			}

@@ -49,9 +49,7 @@ func (f *File) NotActedOn() []string {
 	add(w.AdmissionFairSharing != nil, "admissionFairSharing", "workloads are ordered by priority and creation, not by their LocalQueue's usage")
 	add(w.VisibilityServer != nil, "visibilityServer", "sluice does not serve the visibility API yet")
 	add(w.TLS != nil, "tls", "the servers use Go's default TLS settings")
-	add(w.Metrics.EnableClusterQueueResources, "metrics.enableClusterQueueResources", "the per-flavor resource series are not exported yet")
 	add(len(w.Metrics.CustomLabels) > 0, "metrics.customLabels", "metrics carry no custom labels yet")
-	add(w.Metrics.LocalQueueMetrics != nil, "metrics.localQueueMetrics", "per-LocalQueue series are not exported yet")
 	if r := w.Resources; r != nil {
 		add(r.QuotaCheckStrategy != nil && *r.QuotaCheckStrategy == v1beta2.QuotaCheckIgnoreUndeclared, "resources.quotaCheckStrategy",
 			"IgnoreUndeclared is not implemented: a workload requesting a resource its ClusterQueue does not cover keeps waiting (BlockUndeclared)")

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -22,6 +24,8 @@ import (
 // to the write path. An admission is charged ("assumed") as soon as it is
 // decided, so the next cycle does not wait for the write.
 type Admitter struct {
+	// Metrics counts the admission cycles; nil counts nothing.
+	Metrics    *metrics.Recorder
 	Client     client.Client
 	Tracker    *Tracker
 	Workloads  *Workloads
@@ -140,7 +144,9 @@ func (a *Admitter) cycle(ctx context.Context) {
 		return
 	}
 	decisions := scheduler.Schedule(snap, pending)
-	observeCycle(a.Clock.Since(started))
+	took := a.Clock.Since(started)
+	observeCycle(took)
+	a.Metrics.AdmissionAttempt(slices.ContainsFunc(decisions, func(d scheduler.Decision) bool { return d.Admitted() }), took)
 	now := a.Clock.Now()
 	// waiting counts each ClusterQueue's workloads that wait for room so
 	// far: the decisions of a queue come in its order.

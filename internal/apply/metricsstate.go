@@ -14,8 +14,10 @@ import (
 
 // MetricsState is what the kueue_* gauges report, read from the cache and
 // the queues as the queue statuses are. Per-LocalQueue series are reported
-// for the LocalQueues localQueue accepts (nil: none).
-func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) bool) metrics.State {
+// for the LocalQueues localQueue accepts (nil: none); the per-flavor
+// resource series only with resources (metrics.enableClusterQueueResources,
+// off by default as in Kueue: one series per queue, flavor and resource).
+func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) bool, resources bool) metrics.State {
 	byCQ, byLQ := t.Cache.Usages()
 	lqToCQ := t.Cache.LocalQueueKeys()
 	pending, parked := t.Queues.Waiting()
@@ -70,8 +72,10 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		cohort := string(obj.Spec.CohortName)
 		cq := metrics.ClusterQueue{Name: name, Cohort: cohort, ParentCohort: cohort, RootCohort: root(cohort),
 			Status: metrics.StatusPending, PendingActive: w.active, PendingInadmissible: w.inadmissible,
-			Reserving: int(reserving), Admitted: int(admitted), WeightedShare: shareOf(cqShares, name),
-			Resources: resourceFigures(obj, byCQ[name], true)}
+			Reserving: int(reserving), Admitted: int(admitted), WeightedShare: shareOf(cqShares, name)}
+		if resources {
+			cq.Resources = resourceFigures(obj, byCQ[name], true)
+		}
 		switch {
 		case obj.DeletionTimestamp != nil:
 			cq.Status = metrics.StatusTerminating
@@ -96,7 +100,7 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		lq := metrics.LocalQueue{Namespace: lqObj.Namespace, Name: lqObj.Name, ClusterQueue: cqName,
 			PendingActive: w.active, PendingInadmissible: w.inadmissible, Reserving: int(reserving), Admitted: int(admitted),
 			Active: conditionStatus(lqObj.Status.Conditions, kueue.ConditionActive)}
-		if cq, ok := t.Cache.ClusterQueue(cqName); ok {
+		if cq, ok := t.Cache.ClusterQueue(cqName); ok && resources {
 			lq.Resources = resourceFigures(cq, byLQ[key], false)
 		}
 		state.LocalQueues = append(state.LocalQueues, lq)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -48,6 +49,8 @@ type Workloads struct {
 	// time, instead of being decided and refused as fast as cycles run.
 	Failures     workqueue.TypedRateLimiter[string]
 	failuresOnce sync.Once
+	// Metrics counts the admissions that land; nil counts nothing.
+	Metrics *metrics.Recorder
 }
 
 func workloadObject(key string) string { return "Workload/" + key }
@@ -75,6 +78,8 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	case err == nil:
 		w.failures().Forget(key)
 		w.Tracker.Landed(key, wl.ResourceVersion) // the response's version
+		w.Metrics.Admitted(metrics.Admission{ClusterQueue: d.ClusterQueue, Namespace: d.Info.Namespace, LocalQueue: d.Info.LocalQueue,
+			PriorityClass: priorityClassName(wl), Waited: w.Clock.Since(d.Info.QueueTime)})
 		return
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// A newer version, or none: nothing failed, look again at once.
@@ -238,4 +243,13 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 		}
 		return Retry
 	}
+}
+
+// priorityClassName is the priority_class label of a workload's series:
+// the name of its priority class, "" without one.
+func priorityClassName(wl *kueue.Workload) string {
+	if ref := wl.Spec.PriorityClassRef; ref != nil {
+		return ref.Name
+	}
+	return ""
 }

@@ -41,6 +41,8 @@ type Options struct {
 	// LocalQueueMetrics picks the LocalQueues with per-LocalQueue series;
 	// nil: none.
 	LocalQueueMetrics func(*kueue.LocalQueue) bool
+	// ResourceMetrics turns on the per-flavor resource series.
+	ResourceMetrics bool
 	// Build is what kueue_build_info says.
 	Build metrics.Build
 }
@@ -67,7 +69,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Workers: Writers, BackgroundWorkers: Writers / 4, BaseBackoff: 100 * time.Millisecond, MaxBackoff: time.Minute,
 		Fence: opts.Fence, Clock: clk,
 	})
-	workloads := &apply.Workloads{Client: c, APIReader: mgr.GetAPIReader(), Tracker: tracker, Dispatcher: dispatcher, Clock: clk}
+	recorder := metricsRecorder(mgr, tracker, opts)
+	workloads := &apply.Workloads{Client: c, APIReader: mgr.GetAPIReader(), Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Metrics: recorder}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error
 	}{
@@ -83,7 +86,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return fmt.Errorf("setting up %T: %w", r, err)
 		}
 	}
-	admitter := &apply.Admitter{Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
+	admitter := &apply.Admitter{Metrics: recorder, Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
 		Verdicts:        &apply.Verdicts{Workloads: workloads, Heads: VerdictHeads, Grace: VerdictGrace, Refresh: VerdictRefresh, PerSecond: 20},
 		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second, CyclePause: CyclePause}
 	if err := mgr.Add(admitter); err != nil {
@@ -151,12 +154,10 @@ const VerdictRefresh = 10 * time.Second
 // are admitted sooner, and the write would cost as much as the admission.
 const VerdictGrace = 2 * time.Second
 
-// setMetricsSource points the kueue_* gauges at this manager's tracker. The
-// queues and quotas are known to the leader (the reconcilers that feed the
-// tracker run there): a follower reports only its build and role, so that
-// sums over replicas count each workload once.
-func setMetricsSource(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) {
-	role := func() string {
+// replicaRole is this manager's replica_role: standalone without leader
+// election, else leader once elected.
+func replicaRole(mgr ctrl.Manager, opts Options) func() string {
+	return func() string {
 		if opts.Fence == nil {
 			return metrics.RoleStandalone
 		}
@@ -167,11 +168,32 @@ func setMetricsSource(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) {
 			return metrics.RoleFollower
 		}
 	}
+}
+
+// metricsRecorder counts the events (admission cycles, admissions) of this
+// manager, per LocalQueue too for those the configuration picks.
+func metricsRecorder(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) *metrics.Recorder {
+	var localQueue func(namespace, name string) bool
+	if pick := opts.LocalQueueMetrics; pick != nil {
+		localQueue = func(namespace, name string) bool {
+			lq, ok := tracker.Cache.LocalQueue(namespace + "/" + name)
+			return ok && pick(lq)
+		}
+	}
+	return metrics.NewRecorder(replicaRole(mgr, opts), localQueue)
+}
+
+// setMetricsSource points the kueue_* gauges at this manager's tracker. The
+// queues and quotas are known to the leader (the reconcilers that feed the
+// tracker run there): a follower reports only its build and role, so that
+// sums over replicas count each workload once.
+func setMetricsSource(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) {
+	role := replicaRole(mgr, opts)
 	metrics.SetSource(func() metrics.State {
 		r := role()
 		if r == metrics.RoleFollower {
 			return metrics.State{Role: r}
 		}
-		return tracker.MetricsState(r, opts.LocalQueueMetrics)
+		return tracker.MetricsState(r, opts.LocalQueueMetrics, opts.ResourceMetrics)
 	}, opts.Build)
 }

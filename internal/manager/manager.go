@@ -136,7 +136,8 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	// The leader's controllers write through the fence.
 	writer := mgr.GetClient()
 	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Resources: resourcePolicyOf(cfg.Resources),
-		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer, Build: opts.Build}
+		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer, Build: opts.Build,
+		ResourceMetrics: cfg.Metrics.EnableClusterQueueResources}
 	if copts.LocalQueueMetrics, err = localQueueMetricsOf(cfg.Metrics.LocalQueueMetrics); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ import (
 // and drains: three 1-CPU workloads on 2 CPU of quota make two reserving
 // and one pending; one finishing lets the third in, and pending goes back
 // to zero. The quota, reservation and the queue's status read as the
-// ClusterQueue says.
+// ClusterQueue says; the admission counters and wait-time histograms
+// count the three admissions.
 func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	cluster, err := framework.StartCluster()
 	if err != nil {
@@ -34,6 +35,7 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	t.Cleanup(func() { _ = cluster.Stop() })
 	cfg := cluster.ManagerConfig()
 	cfg.Metrics.BindAddress = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg.Metrics.EnableClusterQueueResources = true
 	stop, err := cluster.StartManager(cfg, manager.Options{EnableWebhooks: true, InsecureMetrics: true, SeveralPerProcess: true})
 	if err != nil {
 		t.Fatal(err)
@@ -43,21 +45,21 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 
 	ns := cluster.Namespace(t, nil)
 	cluster.MustCreate(t, framework.Flavor("default", nil),
-		framework.ClusterQueue("cq", "", framework.CPUQuota{Flavor: "default", Nominal: "2"}), framework.LocalQueue(ns, "lq", "cq"))
+		framework.ClusterQueue("gauges-cq", "", framework.CPUQuota{Flavor: "default", Nominal: "2"}), framework.LocalQueue(ns, "lq", "gauges-cq"))
 	wls := []*kueue.Workload{framework.Workload(ns, "a", "lq", 0, 1, "1"), framework.Workload(ns, "b", "lq", 0, 1, "1"), framework.Workload(ns, "c", "lq", 0, 1, "1")}
 	for _, wl := range wls {
 		cluster.MustCreate(t, wl)
 	}
-	cq := map[string]string{"cluster_queue": "cq"}
+	cq := map[string]string{"cluster_queue": "gauges-cq"}
 	lq := map[string]string{"name": "lq", "namespace": ns}
-	cpu := map[string]string{"cluster_queue": "cq", "flavor": "default", "resource": "cpu"}
+	cpu := map[string]string{"cluster_queue": "gauges-cq", "flavor": "default", "resource": "cpu"}
 	waitFor(t, url, "one pending and two reserving", []want{
 		{"kueue_pending_workloads", cq, 1}, {"kueue_local_queue_pending_workloads", lq, 1},
 		{"kueue_reserving_active_workloads", cq, 2}, {"kueue_admitted_active_workloads", cq, 2},
 		{"kueue_local_queue_reserving_active_workloads", lq, 2},
 		{"kueue_cluster_queue_nominal_quota", cpu, 2}, {"kueue_cluster_queue_resource_reservation", cpu, 2},
 		{"kueue_cluster_queue_resource_usage", cpu, 2},
-		{"kueue_cluster_queue_status", map[string]string{"cluster_queue": "cq", "status": "active"}, 1},
+		{"kueue_cluster_queue_status", map[string]string{"cluster_queue": "gauges-cq", "status": "active"}, 1},
 		{"kueue_build_info", nil, 1},
 	})
 
@@ -84,7 +86,13 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	waitFor(t, url, "the pending one admitted once one finished", []want{
 		{"kueue_pending_workloads", cq, 0}, {"kueue_local_queue_pending_workloads", lq, 0},
 		{"kueue_reserving_active_workloads", cq, 2}, {"kueue_cluster_queue_resource_reservation", cpu, 2},
+		// Three admissions: as many as the wait-time histograms count.
+		{"kueue_admitted_workloads_total", cq, 3}, {"kueue_quota_reserved_workloads_total", cq, 3},
+		{"kueue_admission_wait_time_seconds", cq, 3}, {"kueue_quota_reserved_wait_time_seconds", cq, 3},
+		{"kueue_local_queue_admitted_workloads_total", lq, 3}, {"kueue_local_queue_admission_wait_time_seconds", lq, 3},
 	})
+	// Counters are the process's: other tests' managers count too.
+	waitForAtLeast(t, url, "two admission cycles that admitted", want{"kueue_admission_attempts_total", map[string]string{"result": "success", "replica_role": "standalone"}, 2})
 }
 
 // want is a series' expected value: the sum over the series of name
@@ -113,6 +121,19 @@ func waitFor(t *testing.T, url, what string, wants []want) {
 			return false, fmt.Errorf("%s", strings.Join(wrong, "; "))
 		}
 		return true, nil
+	})
+}
+
+// waitForAtLeast waits until w's sum is at least its value.
+func waitForAtLeast(t *testing.T, url, what string, w want) {
+	t.Helper()
+	framework.Eventually(t, what, func(ctx context.Context) (bool, error) {
+		families, err := scrapeFamilies(ctx, url)
+		if err != nil {
+			return false, err
+		}
+		got, found := sumOf(families[w.name], w.labels)
+		return found && got >= w.value, nil
 	})
 }
 

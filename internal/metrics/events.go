@@ -1,0 +1,123 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// waitBuckets are Kueue's wait-time buckets: 1 s, then 2.5 s doubling.
+func waitBuckets(count int) []float64 {
+	return append([]float64{1}, prometheus.ExponentialBuckets(2.5, 2, count-1)...)
+}
+
+// The event series: counted where sluice decides or sees the event.
+var (
+	admissionAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_admission_attempts_total",
+		Help: "Admission cycles, by result: success when the cycle admitted at least one workload, inadmissible otherwise.",
+	}, []string{"result", "replica_role"})
+	admissionAttemptDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "kueue_admission_attempt_duration_seconds",
+		Help: "Time an admission cycle takes to decide, by result as kueue_admission_attempts_total.",
+	}, []string{"result", "replica_role"})
+	quotaReserved = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_quota_reserved_workloads_total",
+		Help: "Workloads that got a quota reservation in the ClusterQueue.",
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	quotaReservedWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_quota_reserved_wait_time_seconds",
+		Help:    "Time from a workload's queueing (creation, or its last requeue) to its quota reservation.",
+		Buckets: waitBuckets(14),
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	admittedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_admitted_workloads_total",
+		Help: "Workloads admitted in the ClusterQueue.",
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	admissionWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_admission_wait_time_seconds",
+		Help:    "Time from a workload's queueing (creation, or its last requeue) to its admission.",
+		Buckets: waitBuckets(16),
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	lqQuotaReserved = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_local_queue_quota_reserved_workloads_total",
+		Help: "Workloads of the LocalQueue that got a quota reservation.",
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	lqQuotaReservedWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_local_queue_quota_reserved_wait_time_seconds",
+		Help:    "Time from queueing to quota reservation, for the LocalQueue's workloads.",
+		Buckets: waitBuckets(14),
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	lqAdmittedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_local_queue_admitted_workloads_total",
+		Help: "Workloads of the LocalQueue admitted.",
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	lqAdmissionWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_local_queue_admission_wait_time_seconds",
+		Help:    "Time from queueing to admission, for the LocalQueue's workloads.",
+		Buckets: waitBuckets(14),
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
+		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait)
+}
+
+// Recorder counts the events of one manager under its replica role. A nil
+// Recorder counts nothing.
+type Recorder struct {
+	role func() string
+	// localQueue tells whether a LocalQueue (namespace, name) has
+	// per-LocalQueue series; nil: none has.
+	localQueue func(namespace, name string) bool
+}
+
+// NewRecorder counts under role; localQueue picks the LocalQueues with
+// series of their own (nil: none).
+func NewRecorder(role func() string, localQueue func(namespace, name string) bool) *Recorder {
+	return &Recorder{role: role, localQueue: localQueue}
+}
+
+// AdmissionAttempt counts one admission cycle.
+func (r *Recorder) AdmissionAttempt(admittedAny bool, took time.Duration) {
+	if r == nil {
+		return
+	}
+	result := "inadmissible"
+	if admittedAny {
+		result = "success"
+	}
+	role := r.role()
+	admissionAttempts.WithLabelValues(result, role).Inc()
+	admissionAttemptDuration.WithLabelValues(result, role).Observe(took.Seconds())
+}
+
+// Admission is one workload's admission, as it landed.
+type Admission struct {
+	ClusterQueue, Namespace, LocalQueue, PriorityClass string
+	// Waited is from its queueing to the admission.
+	Waited time.Duration
+}
+
+// Admitted counts an admission: sluice reserves quota and admits in one
+// step, so it is both a quota reservation and an admission.
+func (r *Recorder) Admitted(a Admission) {
+	if r == nil {
+		return
+	}
+	role := r.role()
+	waited := a.Waited.Seconds()
+	quotaReserved.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Inc()
+	quotaReservedWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
+	admittedTotal.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Inc()
+	admissionWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
+	if r.localQueue == nil || !r.localQueue(a.Namespace, a.LocalQueue) {
+		return
+	}
+	lqQuotaReserved.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
+	lqQuotaReservedWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
+	lqAdmittedTotal.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
+	lqAdmissionWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
+}

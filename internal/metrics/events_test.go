@@ -1,0 +1,43 @@
+package metrics
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestRecorderCountsAdmissions(t *testing.T) {
+	var none *Recorder
+	none.Admitted(Admission{ClusterQueue: "nil-recorder"}) // counts nothing, does not panic
+	none.AdmissionAttempt(true, time.Second)
+
+	r := NewRecorder(func() string { return RoleLeader }, func(namespace, name string) bool { return name == "picked" })
+	r.Admitted(Admission{ClusterQueue: "rec-cq", Namespace: "ns", LocalQueue: "picked", PriorityClass: "high", Waited: 3 * time.Second})
+	r.Admitted(Admission{ClusterQueue: "rec-cq", Namespace: "ns", LocalQueue: "other", PriorityClass: "high", Waited: time.Minute})
+	if got := testutil.ToFloat64(admittedTotal.WithLabelValues("rec-cq", "high", RoleLeader)); got != 2 {
+		t.Errorf("admitted %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(quotaReserved.WithLabelValues("rec-cq", "high", RoleLeader)); got != 2 {
+		t.Errorf("quota reserved %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(lqAdmittedTotal.WithLabelValues("picked", "ns", "high", RoleLeader)); got != 1 {
+		t.Errorf("the picked LocalQueue's admissions %v, want 1", got)
+	}
+	if n := testutil.CollectAndCount(lqAdmittedTotal); n != 1 {
+		t.Errorf("%d LocalQueue series, want only the picked one's", n)
+	}
+	if n := testutil.CollectAndCount(admissionWait); n != 1 {
+		t.Errorf("%d wait histograms, want 1", n)
+	}
+	// Kueue's buckets: 1 s, then 2.5 s doubling.
+	if got := waitBuckets(4); !slices.Equal(got, []float64{1, 2.5, 5, 10}) {
+		t.Errorf("buckets %v", got)
+	}
+
+	r.AdmissionAttempt(false, 10*time.Millisecond)
+	if got := testutil.ToFloat64(admissionAttempts.WithLabelValues("inadmissible", RoleLeader)); got != 1 {
+		t.Errorf("inadmissible attempts %v, want 1", got)
+	}
+}
