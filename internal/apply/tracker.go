@@ -16,6 +16,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/cache"
+	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/queue"
 	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -35,6 +36,9 @@ type Tracker struct {
 	// reservation is cleared: such a Workload, deleted while it holds a
 	// reservation, keeps its quota until its job's integration lets it go.
 	StopsFirst func(*kueue.Workload) bool
+	// Metrics counts the workloads that finish holding a reservation;
+	// nil counts nothing.
+	Metrics *metrics.Recorder
 
 	mu sync.Mutex
 	// flights are the admissions decided here that the watch has not shown.
@@ -244,7 +248,15 @@ func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
 		}
 		return t.Cache.SetReserved(wl, t.preempting[key])
 	case deleting || workload.IsFinished(wl):
-		return t.forgetLocked(key)
+		freed := t.forgetLocked(key)
+		if freed != "" && workload.IsFinished(wl) {
+			// Counted once: the first version that shows it finished
+			// releases its reservation.
+			m := metricsWorkload(wl)
+			m.ClusterQueue = freed
+			t.Metrics.Finished(m)
+		}
+		return freed
 	default:
 		delete(t.preempting, key)
 		freed = t.Cache.Release(key)

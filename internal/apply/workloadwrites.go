@@ -191,6 +191,9 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 			workload.SetEvicted(wl, kueue.EvictedByPreemption, message, true, now)
 		}
 		return true
+	}, func(before, after *kueue.Workload) {
+		w.Metrics.Preempted(d.ClusterQueue, reason)
+		w.CountEviction(before, after)
 	})
 	w.Dispatcher.Add(Write{Object: workloadObject(victim.Key), Kind: writePreemption, Class: Urgent, Run: func(ctx context.Context) Outcome {
 		if !w.Tracker.StillPreempting(victim.Key) {
@@ -204,17 +207,38 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 // Evict queues a status change of a reserved workload that the
 // WorkloadReconciler decided (an eviction, or clearing a reservation);
 // mutate is applied to the newest copy at write time and reports whether it
-// changed anything.
-func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool) {
+// changed anything; landed (nil: nothing) sees the copy before the change
+// and the one written.
+func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool, landed func(before, after *kueue.Workload)) {
 	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: writeEviction, Class: Urgent,
-		Run: w.patchWrite(key, writeEviction, w.Client, mutate)})
+		Run: w.patchWrite(key, writeEviction, w.Client, mutate, landed)})
+}
+
+// CountEviction counts a written eviction (after) under its Evicted reason,
+// in the ClusterQueue it was admitted to (before: the same write may have
+// cleared the admission).
+func (w *Workloads) CountEviction(before, after *kueue.Workload) {
+	c := meta.FindStatusCondition(after.Status.Conditions, kueue.WorkloadEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	w.Metrics.Evicted(metricsWorkload(before), c.Reason)
+}
+
+// metricsWorkload names a workload's queues for its series.
+func metricsWorkload(wl *kueue.Workload) metrics.Workload {
+	m := metrics.Workload{Namespace: wl.Namespace, LocalQueue: string(wl.Spec.QueueName), PriorityClass: priorityClassName(wl)}
+	if a := wl.Status.Admission; a != nil {
+		m.ClusterQueue = string(a.ClusterQueue)
+	}
+	return m
 }
 
 // patchWrite is a status patch of a Workload: mutate runs on the copy
 // first read from reader (nothing is written when it reports no change),
 // and after a conflict on the API server's. A failure is retried after the
 // workload's backoff; a missing workload needs nothing.
-func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate func(*kueue.Workload) bool) func(context.Context) Outcome {
+func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate func(*kueue.Workload) bool, landed func(before, after *kueue.Workload)) func(context.Context) Outcome {
 	return func(ctx context.Context) Outcome {
 		namespace, name, _ := strings.Cut(key, "/")
 		for _, reader := range []client.Reader{first, w.APIReader} {
@@ -225,7 +249,8 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 				}
 				return Retry
 			}
-			patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			before := wl.DeepCopy()
+			patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 			if !mutate(wl) {
 				countWrite(kind, errSkipped)
 				return Done
@@ -233,7 +258,12 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 			err := w.Client.Status().Patch(ctx, wl, patch)
 			countWrite(kind, err)
 			switch {
-			case err == nil, apierrors.IsNotFound(err):
+			case err == nil:
+				if landed != nil {
+					landed(before, wl)
+				}
+				return Done
+			case apierrors.IsNotFound(err):
 				return Done
 			case !apierrors.IsConflict(err):
 				ctrl.LoggerFrom(ctx).V(2).Info("writing a workload's status", "workload", key, "write", kind, "error", err.Error())

@@ -70,6 +70,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Fence: opts.Fence, Clock: clk,
 	})
 	recorder := metricsRecorder(mgr, tracker, opts)
+	tracker.Metrics = recorder
 	workloads := &apply.Workloads{Client: c, APIReader: mgr.GetAPIReader(), Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Metrics: recorder}
 	reconcilers := []interface {
 		SetupWithManager(ctrl.Manager) error

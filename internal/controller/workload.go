@@ -92,7 +92,7 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 			}
 			workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
 			return true
-		})
+		}, nil)
 		return ctrl.Result{}, nil
 	}
 	if reason, _ := r.evictionReason(wl, now); reason != "" {
@@ -165,7 +165,7 @@ func (r *WorkloadReconciler) evict(wl *kueue.Workload) {
 			workload.SetEvicted(wl, reason, message, requeue, r.Clock.Now())
 		}
 		return true
-	})
+	}, r.Workloads.CountEviction)
 }
 
 // read returns the Workload of req, read-only: the informer's own copy when

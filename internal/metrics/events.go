@@ -60,9 +60,34 @@ var (
 	}, []string{"name", "namespace", "priority_class", "replica_role"})
 )
 
+// Evictions, preemptions and finished workloads.
+var (
+	evicted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_evicted_workloads_total",
+		Help: "Workloads evicted from the ClusterQueue, by the Evicted condition's reason (Preempted, ClusterQueueStopped, LocalQueueStopped, Deactivated, ...) and underlying_cause (MaximumExecutionTimeExceeded for a deactivation by the execution time limit, else empty).",
+	}, []string{"cluster_queue", "reason", "underlying_cause", "priority_class", "replica_role"})
+	lqEvicted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_local_queue_evicted_workloads_total",
+		Help: "Workloads of the LocalQueue evicted, by reason and underlying_cause as kueue_evicted_workloads_total.",
+	}, []string{"name", "namespace", "reason", "underlying_cause", "priority_class", "replica_role"})
+	preempted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_preempted_workloads_total",
+		Help: "Workloads preempted, by the ClusterQueue of the workload they made room for and the preemption's reason (InClusterQueue, InCohortReclamation, InCohortFairSharing, InCohortReclaimWhileBorrowing).",
+	}, []string{"preempting_cluster_queue", "reason", "replica_role"})
+	finished = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_finished_workloads_total",
+		Help: "Workloads of the ClusterQueue that finished while holding their admission.",
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	lqFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_local_queue_finished_workloads_total",
+		Help: "Workloads of the LocalQueue that finished while holding their admission.",
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+)
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
-		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait)
+		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait,
+		evicted, lqEvicted, preempted, finished, lqFinished)
 }
 
 // Recorder counts the events of one manager under its replica role. A nil
@@ -120,4 +145,50 @@ func (r *Recorder) Admitted(a Admission) {
 	lqQuotaReservedWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
 	lqAdmittedTotal.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
 	lqAdmissionWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
+}
+
+// Workload names a workload's queues for its series.
+type Workload struct {
+	ClusterQueue, Namespace, LocalQueue, PriorityClass string
+}
+
+// maximumExecutionTime is sluice's Evicted reason for a workload whose
+// execution time ran out; Kueue's series count it as a deactivation with
+// this underlying cause.
+const maximumExecutionTime = "MaximumExecutionTimeExceeded"
+
+// Evicted counts an eviction with the Evicted condition's reason.
+func (r *Recorder) Evicted(w Workload, reason string) {
+	if r == nil {
+		return
+	}
+	cause := ""
+	if reason == maximumExecutionTime {
+		reason, cause = "Deactivated", maximumExecutionTime
+	}
+	role := r.role()
+	evicted.WithLabelValues(w.ClusterQueue, reason, cause, w.PriorityClass, role).Inc()
+	if r.localQueue != nil && r.localQueue(w.Namespace, w.LocalQueue) {
+		lqEvicted.WithLabelValues(w.LocalQueue, w.Namespace, reason, cause, w.PriorityClass, role).Inc()
+	}
+}
+
+// Preempted counts a preemption made for a workload of preemptingCQ.
+func (r *Recorder) Preempted(preemptingCQ, reason string) {
+	if r == nil {
+		return
+	}
+	preempted.WithLabelValues(preemptingCQ, reason, r.role()).Inc()
+}
+
+// Finished counts a workload that finished while admitted.
+func (r *Recorder) Finished(w Workload) {
+	if r == nil {
+		return
+	}
+	role := r.role()
+	finished.WithLabelValues(w.ClusterQueue, w.PriorityClass, role).Inc()
+	if r.localQueue != nil && r.localQueue(w.Namespace, w.LocalQueue) {
+		lqFinished.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass, role).Inc()
+	}
 }

@@ -41,3 +41,33 @@ func TestRecorderCountsAdmissions(t *testing.T) {
 		t.Errorf("inadmissible attempts %v, want 1", got)
 	}
 }
+
+// Evictions count under Kueue's reason and underlying cause: the execution
+// time limit is a deactivation caused by it.
+func TestRecorderCountsEvictionsPreemptionsAndFinishes(t *testing.T) {
+	r := NewRecorder(func() string { return RoleStandalone }, func(string, string) bool { return true })
+	w := Workload{ClusterQueue: "ev-cq", Namespace: "ns", LocalQueue: "lq", PriorityClass: "low"}
+	r.Evicted(w, "Preempted")
+	r.Evicted(w, "MaximumExecutionTimeExceeded")
+	r.Preempted("ev-cq", "InClusterQueue")
+	r.Finished(w)
+	for _, tc := range []struct {
+		got  float64
+		what string
+	}{
+		{testutil.ToFloat64(evicted.WithLabelValues("ev-cq", "Preempted", "", "low", RoleStandalone)), "preempted eviction"},
+		{testutil.ToFloat64(evicted.WithLabelValues("ev-cq", "Deactivated", "MaximumExecutionTimeExceeded", "low", RoleStandalone)), "execution time eviction"},
+		{testutil.ToFloat64(lqEvicted.WithLabelValues("lq", "ns", "Preempted", "", "low", RoleStandalone)), "LocalQueue eviction"},
+		{testutil.ToFloat64(preempted.WithLabelValues("ev-cq", "InClusterQueue", RoleStandalone)), "preemption"},
+		{testutil.ToFloat64(finished.WithLabelValues("ev-cq", "low", RoleStandalone)), "finish"},
+		{testutil.ToFloat64(lqFinished.WithLabelValues("lq", "ns", "low", RoleStandalone)), "LocalQueue finish"},
+	} {
+		if tc.got != 1 {
+			t.Errorf("%s counted %v times, want 1", tc.what, tc.got)
+		}
+	}
+	var none *Recorder
+	none.Evicted(w, "Preempted")
+	none.Preempted("x", "y")
+	none.Finished(w)
+}

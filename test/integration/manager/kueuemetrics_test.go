@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -26,7 +27,9 @@ import (
 // and one pending; one finishing lets the third in, and pending goes back
 // to zero. The quota, reservation and the queue's status read as the
 // ClusterQueue says; the admission counters and wait-time histograms
-// count the three admissions.
+// count the three admissions, the finish is counted, and a preemption by a
+// workload of higher priority counts one preemption and one eviction;
+// stopping the queue evicts the rest and makes it pending.
 func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	cluster, err := framework.StartCluster()
 	if err != nil {
@@ -44,8 +47,9 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	url := "http://" + cfg.Metrics.BindAddress + "/metrics"
 
 	ns := cluster.Namespace(t, nil)
-	cluster.MustCreate(t, framework.Flavor("default", nil),
-		framework.ClusterQueue("gauges-cq", "", framework.CPUQuota{Flavor: "default", Nominal: "2"}), framework.LocalQueue(ns, "lq", "gauges-cq"))
+	clusterQueue := framework.ClusterQueue("gauges-cq", "", framework.CPUQuota{Flavor: "default", Nominal: "2"})
+	clusterQueue.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}
+	cluster.MustCreate(t, framework.Flavor("default", nil), clusterQueue, framework.LocalQueue(ns, "lq", "gauges-cq"))
 	wls := []*kueue.Workload{framework.Workload(ns, "a", "lq", 0, 1, "1"), framework.Workload(ns, "b", "lq", 0, 1, "1"), framework.Workload(ns, "c", "lq", 0, 1, "1")}
 	for _, wl := range wls {
 		cluster.MustCreate(t, wl)
@@ -91,6 +95,30 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 		{"kueue_admission_wait_time_seconds", cq, 3}, {"kueue_quota_reserved_wait_time_seconds", cq, 3},
 		{"kueue_local_queue_admitted_workloads_total", lq, 3}, {"kueue_local_queue_admission_wait_time_seconds", lq, 3},
 	})
+	waitFor(t, url, "the finished one counted", []want{
+		{"kueue_finished_workloads_total", cq, 1}, {"kueue_local_queue_finished_workloads_total", lq, 1},
+	})
+
+	// A workload of higher priority preempts one of the two running.
+	cluster.MustCreate(t, framework.Workload(ns, "urgent", "lq", 100, 1, "1"))
+	waitFor(t, url, "one preemption, one eviction", []want{
+		{"kueue_preempted_workloads_total", map[string]string{"preempting_cluster_queue": "gauges-cq", "reason": kueue.InClusterQueueReason}, 1},
+		{"kueue_evicted_workloads_total", map[string]string{"cluster_queue": "gauges-cq", "reason": kueue.EvictedByPreemption, "underlying_cause": ""}, 1},
+		{"kueue_local_queue_evicted_workloads_total", map[string]string{"name": "lq", "namespace": ns, "reason": kueue.EvictedByPreemption}, 1},
+		{"kueue_pending_workloads", cq, 1},
+	})
+
+	// Stopped with HoldAndDrain: the two running are evicted by the
+	// reconciler's own eviction path, and the queue is no longer active.
+	framework.Update(t, cluster.Client, clusterQueue, func() {
+		clusterQueue.Spec.StopPolicy = ptr.To(kueue.StopPolicyHoldAndDrain)
+	})
+	waitFor(t, url, "the stopped queue's workloads evicted", []want{
+		{"kueue_evicted_workloads_total", map[string]string{"cluster_queue": "gauges-cq", "reason": kueue.EvictedByClusterQueueStopped}, 2},
+		{"kueue_reserving_active_workloads", cq, 0},
+		{"kueue_cluster_queue_status", map[string]string{"cluster_queue": "gauges-cq", "status": "pending"}, 1},
+	})
+
 	// Counters are the process's: other tests' managers count too.
 	waitForAtLeast(t, url, "two admission cycles that admitted", want{"kueue_admission_attempts_total", map[string]string{"result": "success", "replica_role": "standalone"}, 2})
 }
@@ -184,11 +212,13 @@ func sumOf(family *dto.MetricFamily, labels map[string]string) (float64, bool) {
 	return sum, found
 }
 
+// hasLabel tells whether m's label name has value; an empty value is an
+// absent label in the exposition format.
 func hasLabel(m *dto.Metric, name, value string) bool {
 	for _, l := range m.Label {
 		if l.GetName() == name {
 			return l.GetValue() == value
 		}
 	}
-	return false
+	return value == ""
 }
