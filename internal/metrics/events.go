@@ -84,10 +84,14 @@ var (
 	}, []string{"name", "namespace", "priority_class", "replica_role"})
 )
 
-func init() {
-	ctrlmetrics.Registry.MustRegister(admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
+func eventCollectors() []prometheus.Collector {
+	return []prometheus.Collector{admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
 		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait,
-		evicted, lqEvicted, preempted, finished, lqFinished)
+		evicted, lqEvicted, preempted, finished, lqFinished}
+}
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(eventCollectors()...)
 }
 
 // Recorder counts the events of one manager under its replica role. A nil
