@@ -49,13 +49,15 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	ns := cluster.Namespace(t, nil)
 	clusterQueue := framework.ClusterQueue("gauges-cq", "", framework.CPUQuota{Flavor: "default", Nominal: "2"})
 	clusterQueue.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority}
-	cluster.MustCreate(t, framework.Flavor("default", nil), clusterQueue, framework.LocalQueue(ns, "lq", "gauges-cq"))
-	wls := []*kueue.Workload{framework.Workload(ns, "a", "lq", 0, 1, "1"), framework.Workload(ns, "b", "lq", 0, 1, "1"), framework.Workload(ns, "c", "lq", 0, 1, "1")}
+	cluster.MustCreate(t, framework.Flavor("default", nil), clusterQueue, framework.LocalQueue(ns, "gauges-lq", "gauges-cq"))
+	wls := []*kueue.Workload{framework.Workload(ns, "a", "gauges-lq", 0, 1, "1"), framework.Workload(ns, "b", "gauges-lq", 0, 1, "1"), framework.Workload(ns, "c", "gauges-lq", 0, 1, "1")}
 	for _, wl := range wls {
 		cluster.MustCreate(t, wl)
 	}
+	// Queue names no other test of the package uses: the counters are the
+	// process's, and namespaces are numbered afresh in every cluster.
 	cq := map[string]string{"cluster_queue": "gauges-cq"}
-	lq := map[string]string{"name": "lq", "namespace": ns}
+	lq := map[string]string{"name": "gauges-lq", "namespace": ns}
 	cpu := map[string]string{"cluster_queue": "gauges-cq", "flavor": "default", "resource": "cpu"}
 	waitFor(t, url, "one pending and two reserving", []want{
 		{"kueue_pending_workloads", cq, 1}, {"kueue_local_queue_pending_workloads", lq, 1},
@@ -100,11 +102,11 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	})
 
 	// A workload of higher priority preempts one of the two running.
-	cluster.MustCreate(t, framework.Workload(ns, "urgent", "lq", 100, 1, "1"))
+	cluster.MustCreate(t, framework.Workload(ns, "urgent", "gauges-lq", 100, 1, "1"))
 	waitFor(t, url, "one preemption, one eviction", []want{
 		{"kueue_preempted_workloads_total", map[string]string{"preempting_cluster_queue": "gauges-cq", "reason": kueue.InClusterQueueReason}, 1},
 		{"kueue_evicted_workloads_total", map[string]string{"cluster_queue": "gauges-cq", "reason": kueue.EvictedByPreemption, "underlying_cause": ""}, 1},
-		{"kueue_local_queue_evicted_workloads_total", map[string]string{"name": "lq", "namespace": ns, "reason": kueue.EvictedByPreemption}, 1},
+		{"kueue_local_queue_evicted_workloads_total", map[string]string{"name": "gauges-lq", "namespace": ns, "reason": kueue.EvictedByPreemption}, 1},
 		{"kueue_pending_workloads", cq, 1},
 	})
 
