@@ -167,4 +167,3 @@ func containsRow(out string, fields ...string) bool {
 	}
 	return false
 }
-
