@@ -72,7 +72,10 @@ func setStopped(ctx context.Context, s *session, kind, name string, stop, drain 
 	default:
 		return fmt.Errorf("%q: want clusterqueue, localqueue or workload", kind)
 	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	// A merge patch of the one field, without a resourceVersion: the
+	// manager writes these objects' status all the time, and the field
+	// set does not depend on anything else read.
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	mutate()
 	if err := s.client.Patch(ctx, obj, patch); err != nil {
 		return fmt.Errorf("%s %s: %w", kind, name, err)
