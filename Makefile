@@ -85,6 +85,9 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	go tool openapi-gen --output-dir apis/visibility/openapi --output-pkg github.com/sluicehq/sluice/apis/visibility/openapi \
+		--output-file zz_generated.openapi.go --go-header-file hack/boilerplate.go.txt --report-filename /dev/null \
+		./apis/visibility/v1beta1 ./apis/visibility/v1beta2 k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime k8s.io/apimachinery/pkg/version
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kueue/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) webhook paths=./internal/... output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac

@@ -20,7 +20,7 @@ var ControllerGroupKinds = []string{
 
 // actedOnGates are the feature gates whose setting changes what sluice
 // does; the others are reported as not acted on.
-var actedOnGates = []string{v1beta2.DisableWaitForPodsReadyGate}
+var actedOnGates = []string{v1beta2.DisableWaitForPodsReadyGate, v1beta2.VisibilityOnDemandGate}
 
 // refused are the settings sluice cannot honour and must not ignore:
 // ignoring them would let work run outside quota.
@@ -47,7 +47,6 @@ func (f *File) NotActedOn() []string {
 	add(cfg.WaitForPodsReady != nil, "waitForPodsReady", "on (Kueue's default since 0.19), but sluice does not evict workloads whose pods are not ready in time yet")
 	add(w.MultiKueue != nil, "multiKueue", "sluice does not dispatch to worker clusters yet")
 	add(w.AdmissionFairSharing != nil, "admissionFairSharing", "workloads are ordered by priority and creation, not by their LocalQueue's usage")
-	add(w.VisibilityServer != nil, "visibilityServer", "sluice does not serve the visibility API yet")
 	add(w.TLS != nil, "tls", "the servers use Go's default TLS settings")
 	add(len(w.Metrics.CustomLabels) > 0, "metrics.customLabels", "metrics carry no custom labels yet")
 	if r := w.Resources; r != nil {

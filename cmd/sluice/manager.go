@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -81,7 +82,9 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks,
-		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir, Build: build()})
+		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir, Build: build(),
+		// Set by the Deployment (downward API): the leader labels its Pod.
+		PodName: os.Getenv("POD_NAME"), PodNamespace: os.Getenv("POD_NAMESPACE")})
 	if err != nil {
 		return err
 	}

@@ -48,10 +48,11 @@ type Options struct {
 }
 
 // Setup registers the field indexes, every reconciler of this package and
-// the apply layer they feed.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// the apply layer they feed, and returns the tracker they share (the
+// visibility server reads the queues from it).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*apply.Tracker, error) {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
+		return nil, err
 	}
 	c := opts.Client
 	if c == nil {
@@ -84,20 +85,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up %T: %w", r, err)
+			return nil, fmt.Errorf("setting up %T: %w", r, err)
 		}
 	}
 	admitter := &apply.Admitter{Metrics: recorder, Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
 		Verdicts:        &apply.Verdicts{Workloads: workloads, Heads: VerdictHeads, Grace: VerdictGrace, Refresh: VerdictRefresh, PerSecond: 20},
 		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second, CyclePause: CyclePause}
 	if err := mgr.Add(admitter); err != nil {
-		return fmt.Errorf("adding the admitter: %w", err)
+		return nil, fmt.Errorf("adding the admitter: %w", err)
 	}
 	setMetricsSource(mgr, tracker, opts)
 	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MinInterval: QueueStatusMinInterval, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
-		return fmt.Errorf("adding the queue status writer: %w", err)
+		return nil, fmt.Errorf("adding the queue status writer: %w", err)
 	}
-	return nil
+	return tracker, nil
 }
 
 // QueueStatusWritesPerSecond bounds the ClusterQueue and LocalQueue status

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,7 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/childproc"
 	"github.com/sluicehq/sluice/internal/manager"
 )
 
@@ -375,6 +377,9 @@ func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environmen
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd"), Out: logs.etcd, Err: logs.etcd}
 	env.ControlPlane.APIServer = &envtest.APIServer{Out: logs.apiserver, Err: logs.apiserver}
+	if err := EnableAggregation(env, filepath.Join(dataDir, "front-proxy")); err != nil {
+		return nil, err
+	}
 	return env, nil
 }
 
@@ -391,6 +396,15 @@ func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
 	cfg.Webhook.CertDir = env.WebhookInstallOptions.LocalServingCertDir
 	cfg.Metrics.BindAddress = "0"
 	cfg.Health.HealthProbeBindAddress = "0"
+	// The visibility server on a port of its own, on loopback: several
+	// managers may run on one machine.
+	cfg.VisibilityServer.BindAddress = ptr.To("127.0.0.1")
+	if addr, err := childproc.FreeLocalAddress(); err == nil {
+		_, port := splitHostPort(addr)
+		if p, err := strconv.Atoi(port); err == nil {
+			cfg.VisibilityServer.BindPort = ptr.To(int32(p))
+		}
+	}
 	return cfg
 }
 
@@ -425,6 +439,9 @@ func startManager(ctx context.Context, env *envtest.Environment, restConfig *res
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: *cfg.Namespace}}
 	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	if err := RegisterLocalVisibility(ctx, c, *cfg.Namespace, *cfg.VisibilityServer.BindPort); err != nil {
+		return nil, err
 	}
 	grace := managerGracefulShutdown
 	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true, GracefulShutdownTimeout: &grace})

@@ -63,6 +63,10 @@ type Options struct {
 	MetricsCertDir string
 	// Build is what kueue_build_info reports.
 	Build metrics.Build
+	// PodName and PodNamespace name the Pod the manager runs in (the
+	// downward API's POD_NAME, POD_NAMESPACE); empty outside a Pod. The
+	// leader labels it (LeaderLabel) for the visibility Service.
+	PodName, PodNamespace string
 	// SeveralPerProcess lets a process build more than one manager (tests
 	// that restart one): controller names are then not checked for
 	// uniqueness, which guards against registering metrics twice.
@@ -145,7 +149,8 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		copts.Fence = fence
 		copts.Client = fencedClient(writer, fence)
 	}
-	if err := controller.Setup(ctx, mgr, copts); err != nil {
+	tracker, err := controller.Setup(ctx, mgr, copts)
+	if err != nil {
 		return nil, err
 	}
 	if err := in.setupReconcilers(ctx, mgr, copts.Client); err != nil {
@@ -158,8 +163,22 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err := mgr.AddReadyzCheck("webhooks", webhooksReady.check); err != nil {
 		return nil, fmt.Errorf("adding the readiness check: %w", err)
 	}
+	if visibilityEnabled(cfg) && opts.PodName != "" {
+		label := &leaderLabel{client: mgr.GetClient(), pod: types.NamespacedName{Namespace: opts.PodNamespace, Name: opts.PodName}}
+		if err := label.clear(ctx); err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(label); err != nil {
+			return nil, fmt.Errorf("adding the leader label: %w", err)
+		}
+	}
 	if !opts.EnableWebhooks {
 		webhooksReady.set(func(*http.Request) error { return nil })
+		if visibilityEnabled(cfg) {
+			if err := addVisibilityServer(mgr, restConfig, cfg, tracker, "", nil); err != nil {
+				return nil, err
+			}
+		}
 		return mgr, nil
 	}
 	scope := newWebhookScope(cfg, in.enabled)
@@ -176,16 +195,23 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
-	if err := setupWebhooks(mgr, cfg, in, webhooksReady); err != nil {
+	certsReady, err := setupWebhooks(ctx, mgr, cfg, in, webhooksReady)
+	if err != nil {
 		return nil, err
+	}
+	if visibilityEnabled(cfg) {
+		if err := addVisibilityServer(mgr, restConfig, cfg, tracker, cfg.Webhook.CertDir, certsReady); err != nil {
+			return nil, err
+		}
 	}
 	return mgr, nil
 }
 
 // setupWebhooks registers the webhooks at once with external certificates, or
 // once the rotator has written the certificates: the webhook server must not
-// start before its certificates exist.
-func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrations, ready *readiness) error {
+// start before its certificates exist. It returns the channel closed once
+// the rotator wrote them (nil with external certificates).
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *configapi.Configuration, in *integrations, ready *readiness) (<-chan struct{}, error) {
 	register := func() error {
 		// Register goes through the server's defaulting once, which its
 		// Start runs too; the builders below read the server's mux without
@@ -207,13 +233,25 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 	}
 	icm := cfg.InternalCertManagement
 	if !*icm.Enable {
-		return register()
+		return nil, register()
 	}
 	certsReady := make(chan struct{})
 	names := namesOfWebhookConfigurations(cfg)
 	conversions, err := conversionWebhooks()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	webhooks := append(conversions, rotator.WebhookInfo{Name: names.validating, Type: rotator.Validating}, rotator.WebhookInfo{Name: names.mutating, Type: rotator.Mutating})
+	dnsNames := []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)}
+	if visibilityEnabled(cfg) {
+		service, err := visibilityService(ctx, mgr.GetAPIReader(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		dnsNames = append(dnsNames, fmt.Sprintf("%s.%s.svc", service.Name, service.Namespace), fmt.Sprintf("%s.%s.svc.cluster.local", service.Name, service.Namespace))
+		for _, name := range visibilityAPIServices {
+			webhooks = append(webhooks, rotator.WebhookInfo{Name: name, Type: rotator.APIService})
+		}
 	}
 	err = rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:             types.NamespacedName{Namespace: *cfg.Namespace, Name: *icm.WebhookSecretName},
@@ -221,15 +259,15 @@ func setupWebhooks(mgr ctrl.Manager, cfg *configapi.Configuration, in *integrati
 		CAName:                "sluice-ca",
 		CAOrganization:        "sluice",
 		DNSName:               fmt.Sprintf("%s.%s.svc", *icm.WebhookServiceName, *cfg.Namespace),
-		ExtraDNSNames:         []string{fmt.Sprintf("%s.%s.svc.cluster.local", *icm.WebhookServiceName, *cfg.Namespace)},
+		ExtraDNSNames:         dnsNames,
 		IsReady:               certsReady,
-		Webhooks:              append(conversions, rotator.WebhookInfo{Name: names.validating, Type: rotator.Validating}, rotator.WebhookInfo{Name: names.mutating, Type: rotator.Mutating}),
+		Webhooks:              webhooks,
 		RequireLeaderElection: false,
 	})
 	if err != nil {
-		return fmt.Errorf("setting up certificate rotation: %w", err)
+		return nil, fmt.Errorf("setting up certificate rotation: %w", err)
 	}
-	return mgr.Add(runnableFunc(func(ctx context.Context) error {
+	return certsReady, mgr.Add(runnableFunc(func(ctx context.Context) error {
 		select {
 		case <-certsReady:
 			return register()

@@ -18,9 +18,10 @@ import (
 // The chart writes the rest itself (Deployment, Services, ConfigMap,
 // Secret or Certificate, PodDisruptionBudget), from its values.
 var chartGeneratedFiles = map[string][]string{
-	"crds.yaml":     {"CustomResourceDefinition"},
-	"rbac.yaml":     {"ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
-	"webhooks.yaml": {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"},
+	"crds.yaml":       {"CustomResourceDefinition"},
+	"rbac.yaml":       {"ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
+	"webhooks.yaml":   {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"},
+	"visibility.yaml": {"APIService", "FlowSchema", "PriorityLevelConfiguration"},
 }
 
 // InstallNamespace is the namespace config/default installs into; the
@@ -79,7 +80,7 @@ func chartTemplate(obj *unstructured.Unstructured) (string, error) {
 		if strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "conversion", "strategy"); strategy == "Webhook" {
 			annotations[caInjectionMarker] = "true"
 		}
-	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService":
 		annotations[caInjectionMarker] = "true"
 	}
 	if len(annotations) > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,8 @@ type Cluster struct {
 	Client client.Client
 	// names numbers the objects Unique names.
 	names atomic.Int32
+	// frontProxyDir holds the aggregation layer's certificates.
+	frontProxyDir string
 }
 
 // StartCluster starts etcd and kube-apiserver and installs the CRDs and the
@@ -65,6 +68,9 @@ func StartEmptyCluster() (*Cluster, error) {
 
 func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
 	ctrl.SetLogger(testLogger())
+	// client-go and the visibility server (k8s.io/apiserver) log through
+	// klog: the same logger, so that tests stay quiet.
+	klog.SetLogger(testLogger())
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
@@ -75,6 +81,13 @@ func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinitio
 	}
 	if !webhooks {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{}
+	}
+	frontProxy, err := os.MkdirTemp("", "sluice-front-proxy-")
+	if err != nil {
+		return nil, err
+	}
+	if err := devcluster.EnableAggregation(env, frontProxy); err != nil {
+		return nil, err
 	}
 	if crds != nil {
 		env.CRDInstallOptions = envtest.CRDInstallOptions{CRDs: crds}
@@ -92,11 +105,14 @@ func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinitio
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Cluster{Env: env, RestConfig: restConfig, Client: c}, nil
+	return &Cluster{Env: env, RestConfig: restConfig, Client: c, frontProxyDir: frontProxy}, nil
 }
 
 // Stop stops the control plane.
-func (c *Cluster) Stop() error { return c.Env.Stop() }
+func (c *Cluster) Stop() error {
+	defer func() { _ = os.RemoveAll(c.frontProxyDir) }()
+	return c.Env.Stop()
+}
 
 // ManagerConfig is the configuration a test manager runs with: the one
 // `sluice dev` uses, without leader election unless a test asks for it.

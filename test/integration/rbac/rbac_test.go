@@ -72,9 +72,9 @@ func bindGeneratedRoles(ctx context.Context, c *framework.Cluster, namespace str
 	if err != nil {
 		return nil, err
 	}
-	clusterRole, role := &rbacv1.ClusterRole{}, &rbacv1.Role{}
-	for file, into := range map[string]any{"role.yaml": clusterRole, "leader_election_role.yaml": role} {
-		data, err := os.ReadFile(filepath.Join(root, "config", "rbac", file))
+	clusterRole, role, authReader := &rbacv1.ClusterRole{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}
+	for file, into := range map[string]any{"rbac/role.yaml": clusterRole, "rbac/leader_election_role.yaml": role, "visibility/role_binding.yaml": authReader} {
+		data, err := os.ReadFile(filepath.Join(root, "config", file))
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +84,8 @@ func bindGeneratedRoles(ctx context.Context, c *framework.Cluster, namespace str
 	}
 	clusterRole.Name, role.Name, role.Namespace = "sluice-manager-role", "sluice-leader-election-role", namespace
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}}
+	// The visibility server reads kube-system's authentication ConfigMap.
+	authReader.Name, authReader.Subjects = "sluice-"+authReader.Name, subject
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceAccount}},
@@ -92,6 +94,7 @@ func bindGeneratedRoles(ctx context.Context, c *framework.Cluster, namespace str
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole.Name}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "sluice-leader-election-rolebinding"}, Subjects: subject,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}},
+		authReader,
 	}
 	for _, obj := range objects {
 		if err := c.Client.Create(ctx, obj); err != nil {

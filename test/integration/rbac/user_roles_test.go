@@ -3,9 +3,6 @@ package rbac
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -14,7 +11,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,23 +72,11 @@ func TestUserRoles(t *testing.T) {
 // under the names the install gives them.
 func installUserRoles(t *testing.T) {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	roles, err := framework.UserRoles()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "user_roles.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		role := &rbacv1.ClusterRole{}
-		if err := decoder.Decode(role); errors.Is(err, io.EOF) {
-			return
-		} else if err != nil {
-			t.Fatalf("user_roles.yaml: %v", err)
-		}
-		role.Name = "sluice-" + role.Name
+	for _, role := range roles {
 		cluster.MustCreate(t, role)
 	}
 }
