@@ -185,6 +185,11 @@ bench-vs-kueue: tools build $(KUEUE_BENCH_BIN)/runner $(KUEUE_BENCH_BIN)/minimal
 
 # Kueue's benchmark tools, built from Kueue's published module in a module
 # of their own (hack/kueuebench): never part of sluice's build.
+# Kueue's kubectl plugin, for the e2e test that runs it against sluice.
+$(KUEUE_BENCH_BIN)/kubectl-kueue: $(KUEUE_BENCH_MOD)
+	@echo ">> building Kueue's kubectl plugin from sigs.k8s.io/kueue (hack/kueuebench)"
+	cd $(KUEUE_BENCH_DIR) && go build -o $@ sigs.k8s.io/kueue/cmd/kueuectl
+
 $(KUEUE_BENCH_BIN)/%: $(KUEUE_BENCH_MOD)
 	@echo ">> building Kueue's $* from sigs.k8s.io/kueue (hack/kueuebench)"
 	cd $(KUEUE_BENCH_DIR) && go build -o $@ sigs.k8s.io/kueue/test/performance/scheduler/$*

@@ -2,10 +2,13 @@ package visibility
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,11 +17,14 @@ import (
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	registryrest "k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/component-base/compatibility"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
 	"github.com/sluicehq/sluice/apis/visibility/openapi"
 	"github.com/sluicehq/sluice/apis/visibility/v1beta1"
@@ -50,7 +56,11 @@ type Options struct {
 // Server is the visibility API server, run as a manager runnable on every
 // replica.
 type Server struct {
-	server *genericapiserver.GenericAPIServer
+	server  *genericapiserver.GenericAPIServer
+	serving *genericapiserver.SecureServingInfo
+	// certFile and keyFile are the serving certificate, reread when they
+	// change (the rotator rewrites them).
+	certFile, keyFile string
 }
 
 // New builds the server on source. Requests are authenticated and
@@ -76,7 +86,8 @@ func New(restConfig *rest.Config, source Source, opts Options) (*Server, error) 
 	cfg.OpenAPIConfig.Info.Title, cfg.OpenAPIConfig.Info.Version = "sluice visibility", apiserverVersion
 	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
 	cfg.OpenAPIV3Config.Info.Title, cfg.OpenAPIV3Config.Info.Version = "sluice visibility", apiserverVersion
-	if err := applyOptions(cfg, restConfig, opts); err != nil {
+	certFile, keyFile, err := applyOptions(cfg, restConfig, opts)
+	if err != nil {
 		return nil, err
 	}
 	server, err := cfg.Complete().New("sluice-visibility", genericapiserver.NewEmptyDelegate())
@@ -96,22 +107,23 @@ func New(restConfig *rest.Config, source Source, opts Options) (*Server, error) 
 	if err := server.InstallAPIGroup(&group); err != nil {
 		return nil, fmt.Errorf("installing visibility.kueue.x-k8s.io: %w", err)
 	}
-	return &Server{server: server}, nil
+	return &Server{server: server, serving: cfg.SecureServing, certFile: certFile, keyFile: keyFile}, nil
 }
 
-// applyOptions sets serving and the delegated checks. The delegating
+// applyOptions sets serving (the listener, the certificate files it
+// returns) and the delegated checks. The delegating
 // options read a kubeconfig file (or the in-cluster account): the
 // manager's own connection is written to one in WorkDir.
-func applyOptions(cfg *genericapiserver.RecommendedConfig, restConfig *rest.Config, opts Options) error {
+func applyOptions(cfg *genericapiserver.RecommendedConfig, restConfig *rest.Config, opts Options) (certFile, keyFile string, err error) {
 	kubeconfig := filepath.Join(opts.WorkDir, "kubeconfig")
 	if err := writeKubeconfig(restConfig, kubeconfig); err != nil {
-		return err
+		return "", "", err
 	}
 	serving := genericoptions.NewSecureServingOptions().WithLoopback()
 	serving.BindPort = opts.BindPort
 	if opts.BindAddress != "" {
 		if serving.BindAddress = net.ParseIP(opts.BindAddress); serving.BindAddress == nil {
-			return fmt.Errorf("visibilityServer.bindAddress: %q is not an IP address", opts.BindAddress)
+			return "", "", fmt.Errorf("visibilityServer.bindAddress: %q is not an IP address", opts.BindAddress)
 		}
 	}
 	if opts.CertDir != "" {
@@ -120,23 +132,23 @@ func applyOptions(cfg *genericapiserver.RecommendedConfig, restConfig *rest.Conf
 	} else {
 		serving.ServerCert.CertDirectory = filepath.Join(opts.WorkDir, "certs")
 		if err := serving.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-			return fmt.Errorf("making the visibility server's self-signed certificate: %w", err)
+			return "", "", fmt.Errorf("making the visibility server's self-signed certificate: %w", err)
 		}
 	}
 	if err := serving.ApplyTo(&cfg.SecureServing, &cfg.LoopbackClientConfig); err != nil {
-		return fmt.Errorf("visibility server serving: %w", err)
+		return "", "", fmt.Errorf("visibility server serving: %w", err)
 	}
 	authn := genericoptions.NewDelegatingAuthenticationOptions()
 	authn.RemoteKubeConfigFile = kubeconfig
 	if err := authn.ApplyTo(&cfg.Authentication, cfg.SecureServing, cfg.OpenAPIConfig); err != nil {
-		return fmt.Errorf("visibility server authentication: %w", err)
+		return "", "", fmt.Errorf("visibility server authentication: %w", err)
 	}
 	authz := genericoptions.NewDelegatingAuthorizationOptions()
 	authz.RemoteKubeConfigFile = kubeconfig
 	if err := authz.ApplyTo(&cfg.Authorization); err != nil {
-		return fmt.Errorf("visibility server authorization: %w", err)
+		return "", "", fmt.Errorf("visibility server authorization: %w", err)
 	}
-	return nil
+	return serving.ServerCert.CertKey.CertFile, serving.ServerCert.CertKey.KeyFile, nil
 }
 
 // writeKubeconfig writes restConfig's connection (server, CA, client
@@ -161,9 +173,55 @@ func writeKubeconfig(restConfig *rest.Config, path string) error {
 	return os.Chmod(path, 0o600)
 }
 
-// Start serves until ctx ends.
+// Start serves until ctx ends. The API machinery (handlers, delegated
+// authentication and authorization, post-start hooks) is k8s.io/apiserver's;
+// the TLS listener is sluice's own, because the generic server's swaps its
+// tls.Config while its certificate controller copies it (a data race the
+// race detector reports at every start). The handshake asks for a client
+// certificate without checking it: the request-header authenticator checks
+// the aggregation layer's certificate against the front-proxy CA itself.
 func (s *Server) Start(ctx context.Context) error {
-	return s.server.PrepareRun().RunWithContext(ctx)
+	log := ctrl.LoggerFrom(ctx).WithName("visibility")
+	prepared := s.server.PrepareRun()
+	// The cluster's client CAs and request-header settings, read from
+	// kube-system's extension-apiserver-authentication ConfigMap, kept
+	// current.
+	if runner, ok := s.serving.ClientCA.(dynamiccertificates.ControllerRunner); ok {
+		if err := runner.RunOnce(ctx); err != nil {
+			log.Error(err, "reading the cluster's client CAs; retrying")
+		}
+		go runner.Run(ctx, 1)
+	}
+	watcher, err := certwatcher.New(s.certFile, s.keyFile)
+	if err != nil {
+		return fmt.Errorf("reading the visibility server's certificate: %w", err)
+	}
+	go func() {
+		if err := watcher.Start(ctx); err != nil {
+			log.Error(err, "watching the visibility server's certificate")
+		}
+	}()
+	prepared.RunPostStartHooks(ctx)
+	server := &http.Server{
+		Handler:           s.server.Handler,
+		ReadHeaderTimeout: 32 * time.Second,
+		TLSConfig: &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: watcher.GetCertificate,
+			ClientAuth:     tls.RequestClientCert,
+			NextProtos:     []string{"h2", "http/1.1"},
+		},
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- server.ServeTLS(s.serving.Listener, "", "") }()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("serving the visibility API: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return server.Shutdown(shutdownCtx)
 }
 
 // NeedLeaderElection is false: every replica serves (see the manager for

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -30,6 +31,9 @@ import (
 	"github.com/sluicehq/sluice/internal/devcluster"
 	"github.com/sluicehq/sluice/internal/manager"
 )
+
+// klogOnce sets klog's logger once per test process.
+var klogOnce sync.Once
 
 // Cluster is a running control plane with sluice's API installed.
 type Cluster struct {
@@ -69,8 +73,10 @@ func StartEmptyCluster() (*Cluster, error) {
 func startCluster(webhooks bool, crds []*apiextensionsv1.CustomResourceDefinition) (*Cluster, error) {
 	ctrl.SetLogger(testLogger())
 	// client-go and the visibility server (k8s.io/apiserver) log through
-	// klog: the same logger, so that tests stay quiet.
-	klog.SetLogger(testLogger())
+	// klog: the same logger, so that tests stay quiet. Once per process:
+	// klog's logger is read unguarded by goroutines a stopped manager of an
+	// earlier test may leave behind.
+	klogOnce.Do(func() { klog.SetLogger(testLogger()) })
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
