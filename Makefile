@@ -138,7 +138,7 @@ release: image helm
 	@ls -l $(DIST)
 
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools helm image
+test: tools helm image $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
@@ -160,7 +160,7 @@ fuzz:
 	  echo ">> $$name in $$pkg for $(FUZZ_TIME)"; \
 	  go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
-test-e2e: tools image
+test-e2e: tools image $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 ## dev: a local cluster with sluice in it, in the foreground until Ctrl-C

@@ -19,6 +19,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
+	visibilityv1beta2 "github.com/sluicehq/sluice/apis/visibility/v1beta2"
 )
 
 // listOptions are list's flags.
@@ -89,7 +90,11 @@ func list(ctx context.Context, s *session, o *listOptions, what string) error {
 			return (o.localQueue != "" && string(wl.Spec.QueueName) != o.localQueue) ||
 				(o.clusterQueue != "" && clusterQueueOf(&wl) != o.clusterQueue)
 		})
-		return print(s.out, o.output, l, workloadTable(l, o.output == "wide", time.Now()))
+		var positions map[string]visibilityv1beta2.PendingWorkload
+		if o.output == "" || o.output == "wide" {
+			positions = s.positions(ctx, pendingLocalQueues(l))
+		}
+		return print(s.out, o.output, l, workloadTable(l, positions, o.output == "wide", time.Now()))
 	}
 	return fmt.Errorf("list %q: want clusterqueues, localqueues or workloads", what)
 }
@@ -136,8 +141,26 @@ func localQueueTable(l *kueue.LocalQueueList) [][]string {
 	return rows
 }
 
-func workloadTable(l *kueue.WorkloadList, wide bool, now time.Time) [][]string {
-	rows := [][]string{{"NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "STATUS", "PRIORITY", "AGE", "WHY"}}
+// pendingLocalQueues are the LocalQueues (namespace/name) of the pending
+// workloads of l.
+func pendingLocalQueues(l *kueue.WorkloadList) map[string]bool {
+	out := map[string]bool{}
+	for i := range l.Items {
+		if status, _ := workloadStatus(&l.Items[i]); status == "Pending" {
+			out[l.Items[i].Namespace+"/"+string(l.Items[i].Spec.QueueName)] = true
+		}
+	}
+	return out
+}
+
+// workloadTable has a row per workload; a pending one with its position
+// in its LocalQueue (as kubectl kueue prints it) and, wide, in its
+// ClusterQueue, from the visibility API.
+func workloadTable(l *kueue.WorkloadList, positions map[string]visibilityv1beta2.PendingWorkload, wide bool, now time.Time) [][]string {
+	rows := [][]string{{"NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "STATUS", "POSITION", "PRIORITY", "AGE", "WHY"}}
+	if wide {
+		rows[0] = slices.Insert(rows[0], 6, "CQ POSITION")
+	}
 	for _, wl := range l.Items {
 		status, why := workloadStatus(&wl)
 		if !wide && len(why) > 80 {
@@ -147,8 +170,15 @@ func workloadTable(l *kueue.WorkloadList, wide bool, now time.Time) [][]string {
 		if wl.Spec.Priority != nil {
 			priority = fmt.Sprint(*wl.Spec.Priority)
 		}
-		rows = append(rows, []string{wl.Namespace, wl.Name, string(wl.Spec.QueueName), clusterQueueOf(&wl), status, priority,
-			duration.HumanDuration(now.Sub(wl.CreationTimestamp.Time)), why})
+		position, cqPosition := "", ""
+		if p, ok := positions[wl.Namespace+"/"+wl.Name]; ok && status == "Pending" {
+			position, cqPosition = fmt.Sprint(p.PositionInLocalQueue), fmt.Sprint(p.PositionInClusterQueue)
+		}
+		row := []string{wl.Namespace, wl.Name, string(wl.Spec.QueueName), clusterQueueOf(&wl), status, position}
+		if wide {
+			row = append(row, cqPosition)
+		}
+		rows = append(rows, append(row, priority, duration.HumanDuration(now.Sub(wl.CreationTimestamp.Time)), why))
 	}
 	return rows
 }

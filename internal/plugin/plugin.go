@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluicehq/sluice/apis/scheme"
@@ -22,6 +23,7 @@ type session struct {
 	flags  *genericclioptions.ConfigFlags
 	out    io.Writer
 	client client.Client
+	rest   *rest.Config
 }
 
 func (s *session) connect() error {
@@ -36,7 +38,7 @@ func (s *session) connect() error {
 	if err != nil {
 		return fmt.Errorf("a client for the cluster: %w", err)
 	}
-	s.client = c
+	s.client, s.rest = c, restConfig
 	return nil
 }
 
@@ -60,6 +62,6 @@ func NewCommand(use string, streams genericiooptions.IOStreams) *cobra.Command {
 		SilenceErrors: true,
 	}
 	s.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(newListCommand(s), newWhyCommand(s), newStopCommand(s, true), newStopCommand(s, false))
+	root.AddCommand(newListCommand(s), newWhyCommand(s), newStopCommand(s, true), newStopCommand(s, false), newTopCommand(s))
 	return root
 }

@@ -29,12 +29,13 @@ func newWhyCommand(s *session) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return why(cmd.Context(), s.client, s.out, ns, args[0])
+			return why(cmd.Context(), s, ns, args[0])
 		},
 	}
 }
 
-func why(ctx context.Context, c client.Client, out io.Writer, namespace, name string) error {
+func why(ctx context.Context, s *session, namespace, name string) error {
+	c, out := s.client, s.out
 	wl := &kueue.Workload{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, wl); err != nil {
 		return fmt.Errorf("workload %s/%s: %w", namespace, name, err)
@@ -63,8 +64,15 @@ func why(ctx context.Context, c client.Client, out io.Writer, namespace, name st
 	if cq.Spec.CohortName != "" {
 		cohort = fmt.Sprintf(" (cohort %s)", cq.Spec.CohortName)
 	}
-	fmt.Fprintf(out, "Queue: LocalQueue %s -> ClusterQueue %s%s: %d pending, %d admitted\n\n", lq.Name, cq.Name, cohort,
+	fmt.Fprintf(out, "Queue: LocalQueue %s -> ClusterQueue %s%s: %d pending, %d admitted\n", lq.Name, cq.Name, cohort,
 		cq.Status.PendingWorkloads, cq.Status.AdmittedWorkloads)
+	if status == "Pending" {
+		if p, ok := s.positions(ctx, map[string]bool{namespace + "/" + lq.Name: true})[namespace+"/"+name]; ok {
+			fmt.Fprintf(out, "Position: %d in LocalQueue %s, %d in ClusterQueue %s (from 0: the next to be tried)\n",
+				p.PositionInLocalQueue, lq.Name, p.PositionInClusterQueue, cq.Name)
+		}
+	}
+	fmt.Fprintln(out)
 	quotaTable(out, cq)
 	if cq.Spec.CohortName != "" {
 		if err := lenders(ctx, c, out, cq); err != nil {

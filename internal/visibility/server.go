@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -205,6 +208,9 @@ func (s *Server) Start(ctx context.Context) error {
 	server := &http.Server{
 		Handler:           s.server.Handler,
 		ReadHeaderTimeout: 32 * time.Second,
+		// Failed handshakes (probes that hang up) at debug level, not on
+		// stderr.
+		ErrorLog: stdlog.New(logWriter{log.V(1)}, "", 0),
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: watcher.GetCertificate,
@@ -222,6 +228,14 @@ func (s *Server) Start(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return server.Shutdown(shutdownCtx)
+}
+
+// logWriter writes the HTTP server's messages to a logger.
+type logWriter struct{ log logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // NeedLeaderElection is false: every replica serves (see the manager for

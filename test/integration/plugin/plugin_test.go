@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/devcluster"
 	"github.com/sluicehq/sluice/internal/manager"
 	"github.com/sluicehq/sluice/internal/plugin"
 	"github.com/sluicehq/sluice/test/integration/framework"
@@ -44,7 +47,12 @@ func TestPluginListsExplainsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
-	stop, err := cluster.StartManager(cluster.ManagerConfig(), manager.Options{EnableWebhooks: true, SeveralPerProcess: true})
+	cfg := cluster.ManagerConfig()
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: *cfg.Namespace}})
+	if err := devcluster.RegisterLocalVisibility(t.Context(), cluster.Client, *cfg.Namespace, *cfg.VisibilityServer.BindPort); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := cluster.StartManager(cfg, manager.Options{EnableWebhooks: true, SeveralPerProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +81,15 @@ func TestPluginListsExplainsAndStops(t *testing.T) {
 		}
 		return containsRow(out, "team", "shared", "1", "2", "2", "True"), nil
 	})
-	out, err := run(kubeconfig, "list", "workloads", "-n", ns, "-o", "wide")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !containsRow(out, ns, "third", "main", "Pending", "0") || !strings.Contains(out, "insufficient quota for cpu") ||
+	// The waiting workload with its positions (LocalQueue, ClusterQueue:
+	// from the visibility API) and priority, and why it waits.
+	var out string
+	framework.Eventually(t, "list workloads -o wide with the positions", func(context.Context) (bool, error) {
+		var err error
+		out, err = run(kubeconfig, "list", "workloads", "-n", ns, "-o", "wide")
+		return containsRow(out, ns, "third", "main", "Pending", "0", "0", "0") && strings.Contains(out, "insufficient quota for cpu"), err
+	})
+	if !containsRow(out, "NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "STATUS", "POSITION", "CQ", "POSITION", "PRIORITY") ||
 		!containsRow(out, ns, "first", "main", "team", "Admitted", "10") {
 		t.Errorf("list workloads:\n%s", out)
 	}
@@ -97,6 +109,7 @@ func TestPluginListsExplainsAndStops(t *testing.T) {
 		"ClusterQueue team (cohort shared)",
 		"Could lend in cohort shared:", "lender: 4 cpu of default unused",
 		"Holding ClusterQueue team's quota (lowest priority first):",
+		"Position: 0 in LocalQueue main, 0 in ClusterQueue team",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("why lacks %q:\n%s", want, out)
@@ -119,6 +132,18 @@ func TestPluginListsExplainsAndStops(t *testing.T) {
 	}
 	if _, err := run(kubeconfig, "list", "workloads", "-o", "table"); err == nil || !strings.Contains(err.Error(), "--output") {
 		t.Errorf("-o table: %v, want an error naming --output", err)
+	}
+
+	out, err = run(kubeconfig, "top", "--once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "COHORT shared") || !containsRow(out, "team", "default", "cpu", "[####################]", "2/2", "0", "1", "2") ||
+		!containsRow(out, "lender", "default", "cpu", "[....................]", "0/4") {
+		t.Errorf("top --once:\n%s", out)
+	}
+	if out, err := run(kubeconfig, "completion", "bash"); err != nil || !strings.Contains(out, "kubectl-sluice") {
+		t.Errorf("completion bash: %v\n%.200s", err, out)
 	}
 
 	ctx := context.Background()

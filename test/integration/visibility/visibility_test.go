@@ -112,7 +112,8 @@ func TestPositionsAreTheAdmissionOrder(t *testing.T) {
 	blocker := framework.Workload(ns, "blocker", "a", 100, 1, "1")
 	cluster.MustCreate(t, blocker)
 	cluster.WaitAdmitted(t, blocker)
-	// Created in this order: queue time breaks the tie of mid-1 and mid-2.
+	// mid-1 comes before mid-2 whether they are created in the same second
+	// (the name breaks the tie) or not (the queue time does).
 	waiting := []*kueue.Workload{
 		framework.Workload(ns, "low", "a", 0, 1, "1"),
 		framework.Workload(ns, "mid-1", "a", 5, 1, "1"),
