@@ -45,7 +45,7 @@ IMAGE_DIR   := $(BIN)/image
 DIST        := $(CURDIR)/dist
 RELEASE     := go run ./hack/release
 
-.PHONY: image image-push release helm
+.PHONY: image image-push release helm chromium
 .PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
@@ -138,7 +138,7 @@ release: image helm
 	@ls -l $(DIST)
 
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools helm image $(KUEUE_BENCH_BIN)/kubectl-kueue
+test: tools helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
@@ -160,7 +160,7 @@ fuzz:
 	  echo ">> $$name in $$pkg for $(FUZZ_TIME)"; \
 	  go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
-test-e2e: tools image $(KUEUE_BENCH_BIN)/kubectl-kueue
+test-e2e: tools image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 ## dev: a local cluster with sluice in it, in the foreground until Ctrl-C
@@ -185,6 +185,12 @@ bench-vs-kueue: tools build $(KUEUE_BENCH_BIN)/runner $(KUEUE_BENCH_BIN)/minimal
 
 # Kueue's benchmark tools, built from Kueue's published module in a module
 # of their own (hack/kueuebench): never part of sluice's build.
+## chromium: Debian's Chromium, for the dashboard's browser test (installed once, with apt)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null || { echo ">> installing Debian's chromium"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
+
 # Kueue's kubectl plugin, for the e2e test that runs it against sluice.
 $(KUEUE_BENCH_BIN)/kubectl-kueue: $(KUEUE_BENCH_MOD)
 	@echo ">> building Kueue's kubectl plugin from sigs.k8s.io/kueue (hack/kueuebench)"

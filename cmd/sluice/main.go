@@ -33,7 +33,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newManagerCommand(), newDevCommand(), newBenchCommand(), newBenchVsKueueCommand(), newMigrateCommand(), newUninstallCommand(), newVersionCommand(),
+	root.AddCommand(newManagerCommand(), newDevCommand(), newDashboardCommand(), newBenchCommand(), newBenchVsKueueCommand(), newMigrateCommand(), newUninstallCommand(), newVersionCommand(),
 		plugin.NewCommand("kubectl", streams))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "sluice:", err)

@@ -133,6 +133,7 @@ func ValuesSchema() ([]byte, error) {
 		"affinity":                  object,
 		"topologySpreadConstraints": list,
 		"podDisruptionBudget":       obj(schema{"enable": boolean, "minAvailable": schema{"type": []string{"integer", "string"}}}),
+		"dashboard":                 obj(schema{"enable": boolean, "resources": object}),
 		"podAnnotations":            schema{"type": "object", "additionalProperties": str},
 		"podLabels":                 schema{"type": "object", "additionalProperties": str},
 	})

@@ -236,7 +236,8 @@ func TestChartValues(t *testing.T) {
 	rendered := helm(t, false, "template", "sluice", chart, "-n", "queues",
 		"--set", "certManager.enable=true", "--set", "metrics.serviceMonitor.enable=true",
 		"--set", "priorityClassName=system-cluster-critical", "--set", "nodeSelector.pool=system",
-		"--set", "managerConfig.integrations.frameworks={batch/job,pod}", "--set", "podDisruptionBudget.enable=false")
+		"--set", "managerConfig.integrations.frameworks={batch/job,pod}", "--set", "podDisruptionBudget.enable=false",
+		"--set", "dashboard.enable=true")
 	objs, err := release.DecodeObjects([]byte(rendered))
 	if err != nil {
 		t.Fatal(err)
@@ -256,6 +257,22 @@ func TestChartValues(t *testing.T) {
 	}
 	if has("PodDisruptionBudget", "sluice-controller-manager") != nil {
 		t.Error("a PodDisruptionBudget although disabled")
+	}
+	if has("Deployment", "sluice-dashboard") == nil || has("Service", "sluice-dashboard") == nil || has("ClusterRole", "sluice-dashboard") == nil {
+		t.Error("dashboard.enable: want the dashboard's Deployment, Service and ClusterRole")
+	}
+	// The visibility API: both APIServices get their CA from cert-manager,
+	// and the certificate names the visibility Service.
+	for _, name := range []string{"v1beta1.visibility.kueue.x-k8s.io", "v1beta2.visibility.kueue.x-k8s.io"} {
+		if o := has("APIService", name); o == nil || o.GetAnnotations()["cert-manager.io/inject-ca-from"] != "queues/sluice-serving-cert" {
+			t.Errorf("APIService %s: missing or without cert-manager's CA", name)
+		}
+	}
+	if cert := has("Certificate", "sluice-serving-cert"); cert != nil {
+		dnsNames, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+		if !slices.Contains(dnsNames, "sluice-visibility-server.queues.svc") {
+			t.Errorf("the serving certificate does not name the visibility Service: %v", dnsNames)
+		}
 	}
 	for _, name := range []string{"sluice-validating-webhook-configuration", "sluice-mutating-webhook-configuration"} {
 		for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
