@@ -84,8 +84,20 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		}
 		state.ClusterQueues = append(state.ClusterQueues, cq)
 	}
+	var cohortQuotas map[string][]kueue.ResourceGroup
+	if resources {
+		cohortQuotas = t.Cache.CohortResourceGroups()
+	}
 	for name, parent := range parents {
-		state.Cohorts = append(state.Cohorts, metrics.Cohort{Name: name, ParentCohort: parent, RootCohort: root(name), WeightedShare: shareOf(cohortShares, name)})
+		co := metrics.Cohort{Name: name, ParentCohort: parent, RootCohort: root(name), WeightedShare: shareOf(cohortShares, name)}
+		for _, rg := range cohortQuotas[name] {
+			for _, f := range rg.Flavors {
+				for _, r := range f.Resources {
+					co.Quota = append(co.Quota, metrics.Resource{Flavor: string(f.Name), Resource: string(r.Name), Nominal: r.NominalQuota.AsApproximateFloat64()})
+				}
+			}
+		}
+		state.Cohorts = append(state.Cohorts, co)
 	}
 	if localQueue == nil {
 		return state

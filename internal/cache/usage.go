@@ -87,6 +87,17 @@ func (c *Cache) ClusterQueueState(name string) (cq *kueue.ClusterQueue, active, 
 	return q.obj, q.active, true
 }
 
+// CohortResourceGroups maps every Cohort object to its own quota.
+func (c *Cache) CohortResourceGroups() map[string][]kueue.ResourceGroup {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string][]kueue.ResourceGroup, len(c.cohorts))
+	for name, co := range c.cohorts {
+		out[name] = co.Spec.ResourceGroups
+	}
+	return out
+}
+
 // CohortParents maps every Cohort object to its parent ("" for a root).
 func (c *Cache) CohortParents() map[string]string {
 	c.mu.RLock()

@@ -27,6 +27,9 @@ var (
 	cqWeightedShare     = desc("kueue_cluster_queue_weighted_share", "The ClusterQueue's fair-sharing share (status.fairSharing.weightedShare); only with fair sharing on.", "cluster_queue", "cohort", "replica_role")
 	cohortWeightedShare = desc("kueue_cohort_weighted_share", "The cohort's fair-sharing share; only with fair sharing on.", "cohort", "replica_role")
 	cohortInfo          = desc("kueue_cohort_info", "1 per Cohort, with its place in the cohort tree, for joins.", "cohort", "parent_cohort", "root_cohort", "replica_role")
+	subtreeAdmitted     = desc("kueue_cohort_subtree_admitted_active_workloads", "Admitted workloads that have not finished, in the ClusterQueues of the cohort's subtree.", "cohort", "replica_role")
+	subtreeQuota        = desc("kueue_cohort_subtree_quota", "Nominal quota of the cohort's subtree (its own, its cohorts' and its ClusterQueues'), per flavor and resource.", "cohort", "flavor", "resource", "replica_role")
+	subtreeReserved     = desc("kueue_cohort_subtree_resource_reservations", "Quota reserved in the ClusterQueues of the cohort's subtree, per flavor and resource.", "cohort", "flavor", "resource", "replica_role")
 
 	lqPending   = desc("kueue_local_queue_pending_workloads", "Workloads waiting in the LocalQueue, by status as kueue_pending_workloads.", "name", "namespace", "status", "replica_role")
 	lqReserving = desc("kueue_local_queue_reserving_active_workloads", "Workloads of the LocalQueue holding quota.", "name", "namespace", "replica_role")
@@ -54,6 +57,7 @@ type Collector struct {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{pendingWorkloads, reservingWorkloads, admittedWorkloads, clusterQueueStatus, clusterQueueInfo,
 		resourceReserved, resourceUsed, nominalQuota, borrowingLimit, lendingLimit, cqWeightedShare, cohortWeightedShare, cohortInfo,
+		subtreeAdmitted, subtreeQuota, subtreeReserved,
 		lqPending, lqReserving, lqAdmitted, lqStatus, lqReserved, lqUsed, buildInfo} {
 		ch <- d
 	}
@@ -109,6 +113,15 @@ func collectState(ch chan<- prometheus.Metric, s State) {
 		gauge(cohortInfo, 1, co.Name, co.ParentCohort, co.RootCohort, role)
 		if co.WeightedShare != nil {
 			gauge(cohortWeightedShare, float64(*co.WeightedShare), co.Name, role)
+		}
+	}
+	for name, t := range subtrees(s) {
+		gauge(subtreeAdmitted, float64(t.admitted), name, role)
+		for k, v := range t.quota {
+			gauge(subtreeQuota, v, name, k.flavor, k.resource, role)
+		}
+		for k, v := range t.reserved {
+			gauge(subtreeReserved, v, name, k.flavor, k.resource, role)
 		}
 	}
 	for _, lq := range s.LocalQueues {

@@ -70,4 +70,7 @@ type LocalQueue struct {
 type Cohort struct {
 	Name, ParentCohort, RootCohort string
 	WeightedShare                  *int64
+	// Quota is the Cohort's own nominal quota (Flavor, Resource, Nominal),
+	// reported with the queues' resources (enableClusterQueueResources).
+	Quota []Resource
 }
