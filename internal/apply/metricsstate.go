@@ -35,12 +35,27 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 			w.active++
 		}
 	}
+	// What the waiting workloads request, per ClusterQueue and resource.
+	requested := map[string]map[corev1.ResourceName]int64{}
 	for i, list := range [][]*workload.Info{pending, parked} {
 		for _, info := range list {
 			lq := info.Namespace + "/" + info.LocalQueue
 			count("lq/"+lq, i == 1)
-			if cq, ok := lqToCQ[lq]; ok {
-				count("cq/"+cq, i == 1)
+			cq, ok := lqToCQ[lq]
+			if !ok {
+				continue
+			}
+			count("cq/"+cq, i == 1)
+			if !resources {
+				continue
+			}
+			if requested[cq] == nil {
+				requested[cq] = map[corev1.ResourceName]int64{}
+			}
+			for _, ps := range info.PodSets {
+				for name, v := range ps.PerPod {
+					requested[cq][name] = quota.AddSat(requested[cq][name], quota.MulSat(v, int64(ps.Count)))
+				}
 			}
 		}
 	}
@@ -75,6 +90,7 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 			Reserving: int(reserving), Admitted: int(admitted), WeightedShare: shareOf(cqShares, name)}
 		if resources {
 			cq.Resources = resourceFigures(obj, byCQ[name], true)
+			cq.PendingResources = pendingFigures(obj, requested[name])
 		}
 		switch {
 		case obj.DeletionTimestamp != nil:
@@ -150,6 +166,19 @@ func resourceFigures(cq *kueue.ClusterQueue, u *cache.Usage, limits bool) []metr
 				}
 				out = append(out, m)
 			}
+		}
+	}
+	return out
+}
+
+// pendingFigures are the requests of a ClusterQueue's waiting workloads
+// for each resource it covers (0 when none waits), as Kueue reports them.
+func pendingFigures(cq *kueue.ClusterQueue, requested map[corev1.ResourceName]int64) map[string]float64 {
+	out := map[string]float64{}
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, name := range rg.CoveredResources {
+			q := quota.ToQuantity(name, requested[name])
+			out[string(name)] = q.AsApproximateFloat64()
 		}
 	}
 	return out

@@ -21,6 +21,7 @@ var (
 	clusterQueueInfo    = desc("kueue_cluster_queue_info", "1 per ClusterQueue, with its place in the cohort tree, for joins.", "cluster_queue", "parent_cohort", "root_cohort", "replica_role")
 	resourceReserved    = desc("kueue_cluster_queue_resource_reservation", "Quota reserved in the ClusterQueue, per flavor and resource.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
 	resourceUsed        = desc("kueue_cluster_queue_resource_usage", "Quota used by the ClusterQueue's admitted workloads, per flavor and resource.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
+	resourcePending     = desc("kueue_cluster_queue_resource_pending", "Requests of the ClusterQueue's waiting workloads (not yet assigned to flavors), per resource.", "cluster_queue", "resource", "replica_role")
 	nominalQuota        = desc("kueue_cluster_queue_nominal_quota", "The ClusterQueue's nominal quota, per flavor and resource.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
 	borrowingLimit      = desc("kueue_cluster_queue_borrowing_limit", "The ClusterQueue's borrowing limit, per flavor and resource; +Inf when it has none.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
 	lendingLimit        = desc("kueue_cluster_queue_lending_limit", "The ClusterQueue's lending limit, per flavor and resource; +Inf when it has none.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
@@ -56,7 +57,7 @@ type Collector struct {
 // Describe sends every series' description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{pendingWorkloads, reservingWorkloads, admittedWorkloads, clusterQueueStatus, clusterQueueInfo,
-		resourceReserved, resourceUsed, nominalQuota, borrowingLimit, lendingLimit, cqWeightedShare, cohortWeightedShare, cohortInfo,
+		resourceReserved, resourceUsed, resourcePending, nominalQuota, borrowingLimit, lendingLimit, cqWeightedShare, cohortWeightedShare, cohortInfo,
 		subtreeAdmitted, subtreeQuota, subtreeReserved,
 		lqPending, lqReserving, lqAdmitted, lqStatus, lqReserved, lqUsed, buildInfo} {
 		ch <- d
@@ -104,6 +105,9 @@ func collectState(ch chan<- prometheus.Metric, s State) {
 			gauge(nominalQuota, r.Nominal, cq.Cohort, cq.Name, r.Flavor, r.Resource, role)
 			gauge(borrowingLimit, orInf(r.BorrowingLimit), cq.Cohort, cq.Name, r.Flavor, r.Resource, role)
 			gauge(lendingLimit, orInf(r.LendingLimit), cq.Cohort, cq.Name, r.Flavor, r.Resource, role)
+		}
+		for resource, v := range cq.PendingResources {
+			gauge(resourcePending, v, cq.Name, resource, role)
 		}
 		if cq.WeightedShare != nil {
 			gauge(cqWeightedShare, float64(*cq.WeightedShare), cq.Name, cq.Cohort, role)

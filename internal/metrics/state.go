@@ -45,6 +45,9 @@ type ClusterQueue struct {
 	// WeightedShare is nil when fair sharing is off.
 	WeightedShare *int64
 	Resources     []Resource
+	// PendingResources are the requests of its waiting workloads, per
+	// resource it covers (reported with Resources).
+	PendingResources map[string]float64
 }
 
 // Resource is one flavor and resource of a queue. A nil limit is none:

@@ -56,3 +56,19 @@ kueue_cohort_subtree_quota{cohort="root",flavor="default",replica_role="leader",
 		t.Error(err)
 	}
 }
+
+func TestPendingResources(t *testing.T) {
+	c := &Collector{}
+	c.SetSource(func() State {
+		return State{Role: RoleLeader, ClusterQueues: []ClusterQueue{{Name: "q", PendingResources: map[string]float64{"cpu": 3, "memory": 0}}}}
+	}, Build{})
+	want := `
+# HELP kueue_cluster_queue_resource_pending Requests of the ClusterQueue's waiting workloads (not yet assigned to flavors), per resource.
+# TYPE kueue_cluster_queue_resource_pending gauge
+kueue_cluster_queue_resource_pending{cluster_queue="q",replica_role="leader",resource="cpu"} 3
+kueue_cluster_queue_resource_pending{cluster_queue="q",replica_role="leader",resource="memory"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "kueue_cluster_queue_resource_pending"); err != nil {
+		t.Error(err)
+	}
+}

@@ -65,6 +65,7 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 		{"kueue_local_queue_reserving_active_workloads", lq, 2},
 		{"kueue_cluster_queue_nominal_quota", cpu, 2}, {"kueue_cluster_queue_resource_reservation", cpu, 2},
 		{"kueue_cluster_queue_resource_usage", cpu, 2},
+		{"kueue_cluster_queue_resource_pending", map[string]string{"cluster_queue": "gauges-cq", "resource": "cpu"}, 1},
 		{"kueue_cluster_queue_status", map[string]string{"cluster_queue": "gauges-cq", "status": "active"}, 1},
 		{"kueue_build_info", nil, 1},
 	})
@@ -91,6 +92,7 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	}
 	waitFor(t, url, "the pending one admitted once one finished", []want{
 		{"kueue_pending_workloads", cq, 0}, {"kueue_local_queue_pending_workloads", lq, 0},
+		{"kueue_cluster_queue_resource_pending", map[string]string{"cluster_queue": "gauges-cq", "resource": "cpu"}, 0},
 		{"kueue_reserving_active_workloads", cq, 2}, {"kueue_cluster_queue_resource_reservation", cpu, 2},
 		// Three admissions: as many as the wait-time histograms count.
 		{"kueue_admitted_workloads_total", cq, 3}, {"kueue_quota_reserved_workloads_total", cq, 3},
