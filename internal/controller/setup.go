@@ -13,6 +13,7 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/metrics"
+	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -182,7 +183,15 @@ func metricsRecorder(mgr ctrl.Manager, tracker *apply.Tracker, opts Options) *me
 			return ok && pick(lq)
 		}
 	}
-	return metrics.NewRecorder(replicaRole(mgr, opts), localQueue)
+	cohorts := func(clusterQueue string) []string {
+		cq, ok := tracker.Cache.ClusterQueue(clusterQueue)
+		if !ok || cq.Spec.CohortName == "" {
+			return nil
+		}
+		parents := tracker.Cache.CohortParents()
+		return quota.Ancestors(string(cq.Spec.CohortName), func(c string) (string, bool) { p, ok := parents[c]; return p, ok }).Chain
+	}
+	return metrics.NewRecorder(replicaRole(mgr, opts), localQueue, cohorts)
 }
 
 // setMetricsSource points the kueue_* gauges at this manager's tracker. The

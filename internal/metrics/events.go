@@ -58,6 +58,10 @@ var (
 		Help:    "Time from queueing to admission, for the LocalQueue's workloads.",
 		Buckets: waitBuckets(14),
 	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	subtreeAdmittedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kueue_cohort_subtree_admitted_workloads_total",
+		Help: "Workloads admitted in the ClusterQueues of the cohort's subtree.",
+	}, []string{"cohort", "priority_class", "replica_role"})
 )
 
 // Evictions, preemptions and finished workloads.
@@ -86,7 +90,7 @@ var (
 
 func eventCollectors() []prometheus.Collector {
 	return []prometheus.Collector{admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
-		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait,
+		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait, subtreeAdmittedTotal,
 		evicted, lqEvicted, preempted, finished, lqFinished}
 }
 
@@ -101,12 +105,15 @@ type Recorder struct {
 	// localQueue tells whether a LocalQueue (namespace, name) has
 	// per-LocalQueue series; nil: none has.
 	localQueue func(namespace, name string) bool
+	// cohorts are a ClusterQueue's cohort and those above it; nil: none.
+	cohorts func(clusterQueue string) []string
 }
 
 // NewRecorder counts under role; localQueue picks the LocalQueues with
-// series of their own (nil: none).
-func NewRecorder(role func() string, localQueue func(namespace, name string) bool) *Recorder {
-	return &Recorder{role: role, localQueue: localQueue}
+// series of their own (nil: none); cohorts gives a ClusterQueue's cohort
+// and those above it, whose subtree counts its admissions (nil: none).
+func NewRecorder(role func() string, localQueue func(namespace, name string) bool, cohorts func(clusterQueue string) []string) *Recorder {
+	return &Recorder{role: role, localQueue: localQueue, cohorts: cohorts}
 }
 
 // AdmissionAttempt counts one admission cycle.
@@ -142,6 +149,11 @@ func (r *Recorder) Admitted(a Admission) {
 	quotaReservedWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
 	admittedTotal.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Inc()
 	admissionWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
+	if r.cohorts != nil {
+		for _, cohort := range r.cohorts(a.ClusterQueue) {
+			subtreeAdmittedTotal.WithLabelValues(cohort, a.PriorityClass, role).Inc()
+		}
+	}
 	if r.localQueue == nil || !r.localQueue(a.Namespace, a.LocalQueue) {
 		return
 	}

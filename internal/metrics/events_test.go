@@ -13,7 +13,13 @@ func TestRecorderCountsAdmissions(t *testing.T) {
 	none.Admitted(Admission{ClusterQueue: "nil-recorder"}) // counts nothing, does not panic
 	none.AdmissionAttempt(true, time.Second)
 
-	r := NewRecorder(func() string { return RoleLeader }, func(namespace, name string) bool { return name == "picked" })
+	cohorts := func(cq string) []string {
+		if cq == "rec-cq" {
+			return []string{"rec-team", "rec-org"}
+		}
+		return nil
+	}
+	r := NewRecorder(func() string { return RoleLeader }, func(namespace, name string) bool { return name == "picked" }, cohorts)
 	r.Admitted(Admission{ClusterQueue: "rec-cq", Namespace: "ns", LocalQueue: "picked", PriorityClass: "high", Waited: 3 * time.Second})
 	r.Admitted(Admission{ClusterQueue: "rec-cq", Namespace: "ns", LocalQueue: "other", PriorityClass: "high", Waited: time.Minute})
 	if got := testutil.ToFloat64(admittedTotal.WithLabelValues("rec-cq", "high", RoleLeader)); got != 2 {
@@ -21,6 +27,11 @@ func TestRecorderCountsAdmissions(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(quotaReserved.WithLabelValues("rec-cq", "high", RoleLeader)); got != 2 {
 		t.Errorf("quota reserved %v, want 2", got)
+	}
+	for _, cohort := range []string{"rec-team", "rec-org"} {
+		if got := testutil.ToFloat64(subtreeAdmittedTotal.WithLabelValues(cohort, "high", RoleLeader)); got != 2 {
+			t.Errorf("cohort %s's subtree admissions %v, want 2", cohort, got)
+		}
 	}
 	if got := testutil.ToFloat64(lqAdmittedTotal.WithLabelValues("picked", "ns", "high", RoleLeader)); got != 1 {
 		t.Errorf("the picked LocalQueue's admissions %v, want 1", got)
@@ -45,7 +56,7 @@ func TestRecorderCountsAdmissions(t *testing.T) {
 // Evictions count under Kueue's reason and underlying cause: the execution
 // time limit is a deactivation caused by it.
 func TestRecorderCountsEvictionsPreemptionsAndFinishes(t *testing.T) {
-	r := NewRecorder(func() string { return RoleStandalone }, func(string, string) bool { return true })
+	r := NewRecorder(func() string { return RoleStandalone }, func(string, string) bool { return true }, nil)
 	w := Workload{ClusterQueue: "ev-cq", Namespace: "ns", LocalQueue: "lq", PriorityClass: "low"}
 	r.Evicted(w, "Preempted")
 	r.Evicted(w, "MaximumExecutionTimeExceeded")

@@ -1,5 +1,7 @@
 package metrics
 
+import "github.com/sluicehq/sluice/internal/quota"
+
 // flavorResource keys the subtree sums.
 type flavorResource struct{ flavor, resource string }
 
@@ -28,11 +30,10 @@ func subtrees(s State) map[string]*subtree {
 		}
 		return t
 	}
+	parentOf := func(c string) (string, bool) { p, ok := parent[c]; return p, ok }
 	// up calls add for cohort and each cohort above it.
 	up := func(cohort string, add func(*subtree)) {
-		seen := map[string]bool{}
-		for c := cohort; c != "" && !seen[c]; c = parent[c] {
-			seen[c] = true
+		for _, c := range quota.Ancestors(cohort, parentOf).Chain {
 			add(get(c))
 		}
 	}
