@@ -88,6 +88,45 @@ func TestInstallsAgreeWithTheirConfiguration(t *testing.T) {
 				t.Errorf("the manager's role is bound to %s/%s", s.Namespace, s.Name)
 			}
 			get(t, objs, "ClusterRole", tc.prefix+"batch-user-role", &rbacv1.ClusterRole{})
+
+			// The visibility API: both APIServices call the install's
+			// visibility Service, which selects the leading manager; the
+			// manager may read kube-system's authentication ConfigMap; the
+			// flow-control objects are cluster-scoped.
+			visibility := &corev1.Service{}
+			get(t, objs, "Service", tc.prefix+"visibility-server", visibility)
+			if visibility.Namespace != tc.namespace || visibility.Spec.Selector[manager.LeaderLabel] != "true" {
+				t.Errorf("visibility Service %s/%s selects %v", visibility.Namespace, visibility.Name, visibility.Spec.Selector)
+			}
+			for _, version := range []string{"v1beta1", "v1beta2"} {
+				apiService := objectNamed(objs, "APIService", version+".visibility.kueue.x-k8s.io")
+				if apiService == nil {
+					t.Fatalf("no APIService %s.visibility.kueue.x-k8s.io", version)
+				}
+				name, _, _ := unstructured.NestedString(apiService.Object, "spec", "service", "name")
+				namespace, _, _ := unstructured.NestedString(apiService.Object, "spec", "service", "namespace")
+				if name != visibility.Name || namespace != tc.namespace {
+					t.Errorf("APIService %s calls %s/%s", apiService.GetName(), namespace, name)
+				}
+			}
+			reader := objectNamed(objs, "RoleBinding", tc.prefix+"visibility-server-auth-reader")
+			if reader == nil || reader.GetNamespace() != "kube-system" {
+				t.Fatalf("the visibility reader binding: %v", reader)
+			}
+			subjects, _, _ := unstructured.NestedSlice(reader.Object, "subjects")
+			if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != deployment.Spec.Template.Spec.ServiceAccountName || subjects[0].(map[string]any)["namespace"] != tc.namespace {
+				t.Errorf("the visibility reader binding binds %v", subjects)
+			}
+			for _, kind := range []string{"FlowSchema", "PriorityLevelConfiguration"} {
+				if o := objectNamed(objs, kind, tc.prefix+"visibility"); o == nil || o.GetNamespace() != "" {
+					t.Errorf("%s %svisibility: %v", kind, tc.prefix, o)
+				}
+			}
+			if fs := objectNamed(objs, "FlowSchema", tc.prefix+"visibility"); fs != nil {
+				if level, _, _ := unstructured.NestedString(fs.Object, "spec", "priorityLevelConfiguration", "name"); level != tc.prefix+"visibility" {
+					t.Errorf("the FlowSchema's priority level is %q", level)
+				}
+			}
 		})
 	}
 }
@@ -104,6 +143,16 @@ func checkExcludes(t *testing.T, name string, sel *metav1.LabelSelector, namespa
 	}) {
 		t.Errorf("webhook %s does not keep %s out: %v", name, namespace, sel.MatchExpressions)
 	}
+}
+
+// objectNamed is the object of kind and name in objs, or nil.
+func objectNamed(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
 }
 
 // render is config/<overlay> through kustomize, as make release renders it.
@@ -123,11 +172,11 @@ func render(t *testing.T, overlay string) []*unstructured.Unstructured {
 // get finds the object of a kind and name and converts it into typed.
 func get(t *testing.T, objs []*unstructured.Unstructured, kind, name string, typed any) {
 	t.Helper()
-	i := slices.IndexFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() == kind && o.GetName() == name })
-	if i < 0 {
+	o := objectNamed(objs, kind, name)
+	if o == nil {
 		t.Fatalf("no %s %s in the install", kind, name)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[i].Object, typed); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
 		t.Fatal(err)
 	}
 }
