@@ -65,6 +65,7 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		}
 		return waiting{}
 	}
+	finishedCQ, finishedLQ := t.FinishedCounts()
 	cqShares, cohortShares := t.Cache.WeightedShares()
 	parents := t.Cache.CohortParents()
 	parentOf := func(c string) (string, bool) { p, ok := parents[c]; return p, ok }
@@ -87,7 +88,7 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		cohort := string(obj.Spec.CohortName)
 		cq := metrics.ClusterQueue{Name: name, Cohort: cohort, ParentCohort: cohort, RootCohort: root(cohort),
 			Status: metrics.StatusPending, PendingActive: w.active, PendingInadmissible: w.inadmissible,
-			Reserving: int(reserving), Admitted: int(admitted), WeightedShare: shareOf(cqShares, name)}
+			Reserving: int(reserving), Admitted: int(admitted), Finished: finishedCQ[name], WeightedShare: shareOf(cqShares, name)}
 		if resources {
 			cq.Resources = resourceFigures(obj, byCQ[name], true)
 			cq.PendingResources = pendingFigures(obj, requested[name])
@@ -127,7 +128,7 @@ func (t *Tracker) MetricsState(role string, localQueue func(*kueue.LocalQueue) b
 		reserving, admitted := counts(byLQ[key])
 		lq := metrics.LocalQueue{Namespace: lqObj.Namespace, Name: lqObj.Name, ClusterQueue: cqName,
 			PendingActive: w.active, PendingInadmissible: w.inadmissible, Reserving: int(reserving), Admitted: int(admitted),
-			Active: conditionStatus(lqObj.Status.Conditions, kueue.ConditionActive)}
+			Finished: finishedLQ[key], Active: conditionStatus(lqObj.Status.Conditions, kueue.ConditionActive)}
 		if cq, ok := t.Cache.ClusterQueue(cqName); ok && resources {
 			lq.Resources = resourceFigures(cq, byLQ[key], false)
 		}

@@ -46,6 +46,9 @@ type Tracker struct {
 	// preempting are reserved workloads whose preemption was decided and
 	// not yet seen written: they stay out of the candidates.
 	preempting map[string]bool
+	// finished are the finished Workloads that are not being deleted, by
+	// key, with the queues they finished in (for the finished gauges).
+	finished map[string]finishedIn
 
 	seenMu sync.Mutex
 	seen   map[string]string // queue definition kind/name -> what was last fed
@@ -88,10 +91,37 @@ type flight struct {
 	sentOn string
 }
 
+// finishedIn are the queues a workload finished in.
+type finishedIn struct{ clusterQueue, localQueue string }
+
 // NewTracker makes an empty Tracker.
 func NewTracker() *Tracker {
 	return &Tracker{Cache: cache.New(), Queues: queue.New(), flights: map[string]flight{},
-		preempting: map[string]bool{}, seen: map[string]string{}, written: newOwnWrites()}
+		preempting: map[string]bool{}, finished: map[string]finishedIn{}, seen: map[string]string{}, written: newOwnWrites()}
+}
+
+// noteFinished keeps the finished Workloads that remain for the gauges:
+// one finished while admitted, and not being deleted. The caller holds
+// mu.
+func (t *Tracker) noteFinished(key string, wl *kueue.Workload) {
+	if workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() && wl.Status.Admission != nil {
+		t.finished[key] = finishedIn{clusterQueue: string(wl.Status.Admission.ClusterQueue), localQueue: wl.Namespace + "/" + string(wl.Spec.QueueName)}
+		return
+	}
+	delete(t.finished, key)
+}
+
+// FinishedCounts are the finished Workloads that remain, per ClusterQueue
+// and per LocalQueue (namespace/name).
+func (t *Tracker) FinishedCounts() (byClusterQueue, byLocalQueue map[string]int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	byClusterQueue, byLocalQueue = map[string]int{}, map[string]int{}
+	for _, f := range t.finished {
+		byClusterQueue[f.clusterQueue]++
+		byLocalQueue[f.localQueue]++
+	}
+	return byClusterQueue, byLocalQueue
 }
 
 // Assume charges a decided admission and takes the workload out of the
@@ -238,6 +268,13 @@ func (t *Tracker) Resolve(wl *kueue.Workload) {
 // reservation is charged, a pending active workload waits, a finished or
 // deleted one is forgotten. The caller holds mu.
 func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
+	freed = t.settleQueues(key, wl)
+	t.noteFinished(key, wl)
+	return freed
+}
+
+// settleQueues is settle's part for the queues and the cache.
+func (t *Tracker) settleQueues(key string, wl *kueue.Workload) (freed string) {
 	deleting := !wl.DeletionTimestamp.IsZero()
 	reserved := workload.HasQuotaReservation(wl) && !workload.IsFinished(wl)
 	switch {
@@ -295,6 +332,7 @@ func (t *Tracker) Forget(key string) {
 
 func (t *Tracker) forgetLocked(key string) string {
 	delete(t.flights, key)
+	delete(t.finished, key)
 	delete(t.preempting, key)
 	t.Queues.Delete(key)
 	return t.Cache.Release(key)

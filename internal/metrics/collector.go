@@ -17,6 +17,7 @@ var (
 	pendingWorkloads    = desc("kueue_pending_workloads", "Workloads waiting in the ClusterQueue; status active: the scheduler will try them, inadmissible: parked until something they need changes.", "cluster_queue", "status", "replica_role")
 	reservingWorkloads  = desc("kueue_reserving_active_workloads", "Workloads holding quota in the ClusterQueue (reserved, admitted or not yet).", "cluster_queue", "replica_role")
 	admittedWorkloads   = desc("kueue_admitted_active_workloads", "Admitted workloads of the ClusterQueue that have not finished.", "cluster_queue", "replica_role")
+	finishedWorkloads   = desc("kueue_finished_workloads", "Finished Workloads of the ClusterQueue that still exist.", "cluster_queue", "replica_role")
 	clusterQueueStatus  = desc("kueue_cluster_queue_status", "1 for the ClusterQueue's status (pending: inactive, active, terminating: being deleted), 0 for the others.", "cluster_queue", "status", "replica_role")
 	clusterQueueInfo    = desc("kueue_cluster_queue_info", "1 per ClusterQueue, with its place in the cohort tree, for joins.", "cluster_queue", "parent_cohort", "root_cohort", "replica_role")
 	resourceReserved    = desc("kueue_cluster_queue_resource_reservation", "Quota reserved in the ClusterQueue, per flavor and resource.", "cohort", "cluster_queue", "flavor", "resource", "replica_role")
@@ -32,12 +33,13 @@ var (
 	subtreeQuota        = desc("kueue_cohort_subtree_quota", "Nominal quota of the cohort's subtree (its own, its cohorts' and its ClusterQueues'), per flavor and resource.", "cohort", "flavor", "resource", "replica_role")
 	subtreeReserved     = desc("kueue_cohort_subtree_resource_reservations", "Quota reserved in the ClusterQueues of the cohort's subtree, per flavor and resource.", "cohort", "flavor", "resource", "replica_role")
 
-	lqPending   = desc("kueue_local_queue_pending_workloads", "Workloads waiting in the LocalQueue, by status as kueue_pending_workloads.", "name", "namespace", "status", "replica_role")
-	lqReserving = desc("kueue_local_queue_reserving_active_workloads", "Workloads of the LocalQueue holding quota.", "name", "namespace", "replica_role")
-	lqAdmitted  = desc("kueue_local_queue_admitted_active_workloads", "Admitted workloads of the LocalQueue that have not finished.", "name", "namespace", "replica_role")
-	lqStatus    = desc("kueue_local_queue_status", "1 for the LocalQueue's Active condition status (True, False, Unknown), 0 for the others.", "name", "namespace", "active", "replica_role")
-	lqReserved  = desc("kueue_local_queue_resource_reservation", "Quota reserved by the LocalQueue's workloads, per flavor and resource.", "name", "namespace", "flavor", "resource", "replica_role")
-	lqUsed      = desc("kueue_local_queue_resource_usage", "Quota used by the LocalQueue's admitted workloads, per flavor and resource.", "name", "namespace", "flavor", "resource", "replica_role")
+	lqPending     = desc("kueue_local_queue_pending_workloads", "Workloads waiting in the LocalQueue, by status as kueue_pending_workloads.", "name", "namespace", "status", "replica_role")
+	lqReserving   = desc("kueue_local_queue_reserving_active_workloads", "Workloads of the LocalQueue holding quota.", "name", "namespace", "replica_role")
+	lqAdmitted    = desc("kueue_local_queue_admitted_active_workloads", "Admitted workloads of the LocalQueue that have not finished.", "name", "namespace", "replica_role")
+	lqFinishedNow = desc("kueue_local_queue_finished_workloads", "Finished Workloads of the LocalQueue that still exist.", "name", "namespace", "replica_role")
+	lqStatus      = desc("kueue_local_queue_status", "1 for the LocalQueue's Active condition status (True, False, Unknown), 0 for the others.", "name", "namespace", "active", "replica_role")
+	lqReserved    = desc("kueue_local_queue_resource_reservation", "Quota reserved by the LocalQueue's workloads, per flavor and resource.", "name", "namespace", "flavor", "resource", "replica_role")
+	lqUsed        = desc("kueue_local_queue_resource_usage", "Quota used by the LocalQueue's admitted workloads, per flavor and resource.", "name", "namespace", "flavor", "resource", "replica_role")
 
 	buildInfo = desc("kueue_build_info", "1, with the build of the running manager (sluice's version).", "git_version", "git_commit", "build_date", "go_version", "compiler", "platform")
 )
@@ -56,7 +58,7 @@ type Collector struct {
 
 // Describe sends every series' description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{pendingWorkloads, reservingWorkloads, admittedWorkloads, clusterQueueStatus, clusterQueueInfo,
+	for _, d := range []*prometheus.Desc{pendingWorkloads, reservingWorkloads, admittedWorkloads, finishedWorkloads, lqFinishedNow, clusterQueueStatus, clusterQueueInfo,
 		resourceReserved, resourceUsed, resourcePending, nominalQuota, borrowingLimit, lendingLimit, cqWeightedShare, cohortWeightedShare, cohortInfo,
 		subtreeAdmitted, subtreeQuota, subtreeReserved,
 		lqPending, lqReserving, lqAdmitted, lqStatus, lqReserved, lqUsed, buildInfo} {
@@ -95,6 +97,7 @@ func collectState(ch chan<- prometheus.Metric, s State) {
 		gauge(pendingWorkloads, float64(cq.PendingInadmissible), cq.Name, "inadmissible", role)
 		gauge(reservingWorkloads, float64(cq.Reserving), cq.Name, role)
 		gauge(admittedWorkloads, float64(cq.Admitted), cq.Name, role)
+		gauge(finishedWorkloads, float64(cq.Finished), cq.Name, role)
 		for _, status := range []string{StatusPending, StatusActive, StatusTerminating} {
 			gauge(clusterQueueStatus, oneIf(status == cq.Status), cq.Name, status, role)
 		}
@@ -133,6 +136,7 @@ func collectState(ch chan<- prometheus.Metric, s State) {
 		gauge(lqPending, float64(lq.PendingInadmissible), lq.Name, lq.Namespace, "inadmissible", role)
 		gauge(lqReserving, float64(lq.Reserving), lq.Name, lq.Namespace, role)
 		gauge(lqAdmitted, float64(lq.Admitted), lq.Name, lq.Namespace, role)
+		gauge(lqFinishedNow, float64(lq.Finished), lq.Name, lq.Namespace, role)
 		for _, active := range []string{"True", "False", "Unknown"} {
 			gauge(lqStatus, oneIf(active == lq.Active), lq.Name, lq.Namespace, active, role)
 		}

@@ -42,6 +42,8 @@ type ClusterQueue struct {
 	// PendingInadmissible those parked until something changes.
 	PendingActive, PendingInadmissible int
 	Reserving, Admitted                int
+	// Finished are its finished Workloads that remain.
+	Finished int
 	// WeightedShare is nil when fair sharing is off.
 	WeightedShare *int64
 	Resources     []Resource
@@ -63,7 +65,7 @@ type Resource struct {
 type LocalQueue struct {
 	Namespace, Name, ClusterQueue      string
 	PendingActive, PendingInadmissible int
-	Reserving, Admitted                int
+	Reserving, Admitted, Finished      int
 	// Active is the queue's Active condition: True, False or Unknown.
 	Active    string
 	Resources []Resource

@@ -101,6 +101,15 @@ func TestKueueGaugesFollowTheQueue(t *testing.T) {
 	})
 	waitFor(t, url, "the finished one counted", []want{
 		{"kueue_finished_workloads_total", cq, 1}, {"kueue_local_queue_finished_workloads_total", lq, 1},
+		{"kueue_finished_workloads", cq, 1}, {"kueue_local_queue_finished_workloads", lq, 1},
+	})
+	// Gone, it no longer counts in the gauges; the totals keep it.
+	if err := cluster.Client.Delete(context.Background(), done); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, url, "the deleted finished one out of the gauges", []want{
+		{"kueue_finished_workloads", cq, 0}, {"kueue_local_queue_finished_workloads", lq, 0},
+		{"kueue_finished_workloads_total", cq, 1},
 	})
 
 	// A workload of higher priority preempts one of the two running.
