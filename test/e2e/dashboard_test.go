@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,6 +58,8 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	dash := exec.CommandContext(ctx, sluiceBin, "dashboard", "--kubeconfig", shared.kubeconfig, "--listen", addr)
 	var dashOut bytes.Buffer
 	dash.Stdout, dash.Stderr = &dashOut, &dashOut
+	// Gone with the test binary, even if it dies without cleaning up.
+	dash.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := dash.Start(); err != nil {
 		t.Fatal(err)
 	}
