@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,10 +77,31 @@ func addVisibilityServer(mgr ctrl.Manager, restConfig *rest.Config, cfg *configa
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
 		opts.WorkDir = dir
-		server, err := visibility.New(restConfig, source, opts)
-		if err != nil {
+		server, err := retryUntilBuilt(ctx, func() (*visibility.Server, error) { return visibility.New(restConfig, source, opts) })
+		if err != nil || server == nil {
 			return err
 		}
 		return server.Start(ctx)
 	}))
+}
+
+// retryUntilBuilt calls build until it succeeds or ctx ends (nil, nil):
+// the visibility server reads the cluster's authentication configuration
+// when built, and an API server out of reach for a while at startup must
+// not stop the manager, whose admission does not need the visibility API.
+func retryUntilBuilt[T any](ctx context.Context, build func() (*T, error)) (*T, error) {
+	wait := time.Second
+	for {
+		built, err := build()
+		if err == nil {
+			return built, nil
+		}
+		ctrl.LoggerFrom(ctx).Error(err, "building the visibility server; retrying", "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
 }

@@ -70,7 +70,11 @@ type Server struct {
 // authorized by the cluster's API server (front-proxy client certificates
 // from the aggregation layer, TokenReview, SubjectAccessReview), as every
 // aggregated API server does.
-func New(restConfig *rest.Config, source Source, opts Options) (*Server, error) {
+//
+// New reads the cluster's authentication ConfigMap: with the API server
+// out of reach it fails, and may be called again (the port it bound is
+// released).
+func New(restConfig *rest.Config, source Source, opts Options) (_ *Server, err error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{v1beta2.AddToScheme, v1beta1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -81,6 +85,11 @@ func New(restConfig *rest.Config, source Source, opts Options) (*Server, error) 
 	codecs := serializer.NewCodecFactory(scheme)
 
 	cfg := genericapiserver.NewRecommendedConfig(codecs)
+	defer func() {
+		if err != nil && cfg.SecureServing != nil && cfg.SecureServing.Listener != nil {
+			_ = cfg.SecureServing.Listener.Close()
+		}
+	}()
 	// The version of the apiserver library sluice is built with.
 	cfg.EffectiveVersion = compatibility.NewEffectiveVersionFromString(apiserverVersion, "", "")
 	// The API server needs the kinds' schemas to serve the group.
