@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/sluicehq/sluice/internal/childproc"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -69,6 +73,10 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		if t.Failed() {
 			t.Logf("sluice dashboard:\n%s", tail(dashOut.String(), 30))
 		}
+	})
+	// The suite's cluster is shared: give the simulated nodes back.
+	t.Cleanup(func() {
+		_ = c.DeleteAllOf(context.Background(), &batchv1.Job{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
 	})
 	for _, j := range []struct {
 		name   string
