@@ -50,8 +50,8 @@ func TestDecode(t *testing.T) {
 			if *c.MultiKueue.Origin != "multikueue" || *c.VisibilityServer.BindPort != 8082 {
 				t.Errorf("multiKueue/visibility defaults: %+v %+v", c.MultiKueue, c.VisibilityServer)
 			}
-			if got := f.NotActedOn(); len(got) != 1 || !strings.HasPrefix(got[0], "waitForPodsReady:") {
-				t.Errorf("an empty file reports only the default-on waitForPodsReady, got %q", got)
+			if got := f.NotActedOn(); len(got) != 0 {
+				t.Errorf("an empty file reports nothing not acted on, got %q", got)
 			}
 		}},
 		{name: "presence of fairSharing turns it on", doc: header + "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n", check: func(t *testing.T, f *File) {
@@ -106,7 +106,7 @@ objectRetentionPolicies: {workloads: {afterFinished: 1h, afterDeactivatedByKueue
 			if *c.Resources.Transformations[0].Strategy != v1beta2.Replace || c.ObjectRetentionPolicies.Workloads.AfterFinished.Duration != time.Hour {
 				t.Errorf("resources/retention = %+v %+v", c.Resources, c.ObjectRetentionPolicies)
 			}
-			wantReported := []string{"waitForPodsReady:"}
+			var wantReported []string
 			if got := f.NotActedOn(); !reportedExactly(got, wantReported) {
 				t.Errorf("not acted on = %q, want %q", got, wantReported)
 			}
@@ -126,7 +126,7 @@ queueVisibility: {updateIntervalSeconds: 5}
 			if c.APIVersion != "config.kueue.x-k8s.io/v1beta2" {
 				t.Errorf("converted apiVersion = %q", c.APIVersion)
 			}
-			wantReported := []string{"waitForPodsReady:", "integrations.podOptions", "queueVisibility"}
+			wantReported := []string{"integrations.podOptions", "queueVisibility"}
 			if got := f.NotActedOn(); !reportedExactly(got, wantReported) {
 				t.Errorf("not acted on = %q, want %q", got, wantReported)
 			}
@@ -251,7 +251,7 @@ func TestKueueDefaultConfigurations(t *testing.T) {
 				}
 			}
 			reported := strings.Join(f.NotActedOn(), "\n")
-			for _, want := range []string{"waitForPodsReady:", "ray.io/rayjob is not implemented yet; allowed only while the cluster does not serve rayjobs.ray.io",
+			for _, want := range []string{"ray.io/rayjob is not implemented yet; allowed only while the cluster does not serve rayjobs.ray.io",
 				"jobset.x-k8s.io/jobset is not implemented yet"} {
 				if !strings.Contains(reported, want) {
 					t.Errorf("not acted on:\n%s\nwant a line with %q", reported, want)

@@ -37,14 +37,13 @@ func refused(cfg *v1beta2.Configuration) field.ErrorList {
 // act on yet, each with what that means; the manager logs them once at
 // startup. None of them lets work run outside quota (those are refused).
 func (f *File) NotActedOn() []string {
-	w, cfg := f.Written, f.Config
+	w := f.Written
 	var out []string
 	add := func(cond bool, path, why string) {
 		if cond {
 			out = append(out, path+": "+why)
 		}
 	}
-	add(cfg.WaitForPodsReady != nil, "waitForPodsReady", "on (Kueue's default since 0.19), but sluice does not evict workloads whose pods are not ready in time yet")
 	add(w.MultiKueue != nil, "multiKueue", "sluice does not dispatch to worker clusters yet")
 	add(w.AdmissionFairSharing != nil, "admissionFairSharing", "workloads are ordered by priority and creation, not by their LocalQueue's usage")
 	add(w.TLS != nil, "tls", "the servers use Go's default TLS settings")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,7 @@ type managerFlags struct {
 	pprofBindAddress       string
 	metricsSecure          bool
 	metricsCertDir         string
+	checkStuckAfter        time.Duration
 	logs                   logFlags
 }
 
@@ -55,6 +57,8 @@ func newManagerCommand() *cobra.Command {
 	fs.IntVar(&f.webhookPort, "webhook-port", configapi.DefaultWebhookPort, "port of the webhook server")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", configapi.DefaultWebhookCertDir, "directory of the webhook serving certificate (tls.crt, tls.key)")
 	fs.BoolVar(&f.internalCertManagement, "internal-cert-management", true, "create and rotate the webhook certificates; false uses the ones in --webhook-cert-dir")
+	fs.DurationVar(&f.checkStuckAfter, "admission-check-stuck-after", manager.DefaultCheckStuckAfter,
+		"how long an admission check may stay not Ready before the workload's Admitted condition says for how long (0: never)")
 	fs.StringVar(&f.pprofBindAddress, "pprof-bind-address", "", "serve Go's profiles (/debug/pprof) on this address; default: off")
 	f.logs.bind(fs)
 	return cmd
@@ -82,7 +86,7 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: f.webhooks,
-		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir, Build: build(),
+		InsecureMetrics: !f.metricsSecure, MetricsCertDir: f.metricsCertDir, Build: build(), CheckStuckAfter: f.checkStuckAfter,
 		// Set by the Deployment (downward API): the leader labels its Pod.
 		PodName: os.Getenv("POD_NAME"), PodNamespace: os.Getenv("POD_NAMESPACE")})
 	if err != nil {

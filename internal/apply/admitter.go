@@ -40,6 +40,10 @@ type Admitter struct {
 	// DrainTimeout bounds how long queued urgent writes may take once the
 	// manager stops.
 	DrainTimeout time.Duration
+	// BlockAdmission is waitForPodsReady.blockAdmission: while an admitted
+	// workload's pods are not ready, nothing more is admitted, and one
+	// admission at a time.
+	BlockAdmission bool
 	// CyclePause is the least time from one cycle's start to the next:
 	// events that come meanwhile (admissions landing, quota freed) are
 	// decided together instead of a snapshot each. 0 runs a cycle per wake.
@@ -151,9 +155,19 @@ func (a *Admitter) cycle(ctx context.Context) {
 	// waiting counts each ClusterQueue's workloads that wait for room so
 	// far: the decisions of a queue come in its order.
 	waiting := map[string]int{}
+	blockedBy, blocked := "", false
+	if a.BlockAdmission {
+		blockedBy, blocked = a.Tracker.AdmissionBlocked()
+	}
 	for i := range decisions {
 		d := decisions[i]
+		if d.Admitted() && blocked {
+			d = waitForPodsReady(d, blockedBy)
+		}
 		if d.Admitted() {
+			if a.BlockAdmission {
+				blockedBy, blocked = d.Info.Key, true
+			}
 			a.preemptions.forget(d.Info.Key)
 			a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, now)
 			admittedWorkloads.Inc()
@@ -193,4 +207,18 @@ func (a *Admitter) preempt(d scheduler.Decision, now time.Time) {
 	for _, v := range d.Victims {
 		a.Workloads.Preempt(v, d)
 	}
+}
+
+// ReasonWaitingForPodsReady is the QuotaReserved=False reason of a workload
+// that fits but waits because waitForPodsReady.blockAdmission holds
+// admission until an admitted workload's pods are ready (Kueue's).
+const ReasonWaitingForPodsReady = "WaitingForPodsReady"
+
+// waitForPodsReady turns an admission that blockAdmission holds back into
+// a verdict naming the workload it waits for. It stays pending, not
+// parked: the admitter is woken when the pods are ready.
+func waitForPodsReady(d scheduler.Decision, blockedBy string) scheduler.Decision {
+	return scheduler.Decision{Info: d.Info, ClusterQueue: d.ClusterQueue, Reason: ReasonWaitingForPodsReady,
+		Message: fmt.Sprintf("The workload fits in ClusterQueue %s, but admission waits for the pods of workload %s to be ready (waitForPodsReady.blockAdmission)",
+			d.ClusterQueue, blockedBy)}
 }

@@ -167,9 +167,9 @@ func pendingWorkload(name string, priority int32) *kueue.Workload {
 
 func reservedWorkload(name string, priority int32) *kueue.Workload {
 	wl := pendingWorkload(name, priority)
-	workload.SetAdmitted(wl, &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](1),
+	workload.SetReserved(wl, &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "main", Count: ptr.To[int32](1),
 		Flavors:       map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default"},
-		ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}, time.Unix(2000, 0))
+		ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}, nil, time.Unix(2000, 0))
 	return wl
 }
 
@@ -371,12 +371,12 @@ func TestPreemptionOfAVictimSeenFinishedIsNotWritten(t *testing.T) {
 	}
 }
 
-// The admission patch carries exactly what SetAdmitted sets and the version
+// The admission patch carries exactly what SetReserved sets and the version
 // the decision was made on: the API server refuses it on any newer version.
 func TestAdmissionPatchIsConditionalOnTheDecidedVersion(t *testing.T) {
 	wl := &kueue.Workload{}
 	wl.ResourceVersion = "42"
-	workload.SetAdmitted(wl, &kueue.Admission{ClusterQueue: "cq"}, time.Unix(100, 0))
+	workload.SetReserved(wl, &kueue.Admission{ClusterQueue: "cq"}, nil, time.Unix(100, 0))
 	raw, err := admissionPatch(wl).Data(wl)
 	if err != nil {
 		t.Fatal(err)
@@ -388,8 +388,8 @@ func TestAdmissionPatchIsConditionalOnTheDecidedVersion(t *testing.T) {
 	if got["metadata"]["resourceVersion"] != "42" || len(got["metadata"]) != 1 {
 		t.Fatalf("metadata %v, want the resourceVersion alone", got["metadata"])
 	}
-	if len(got["status"]) != 2 || got["status"]["admission"] == nil || len(got["status"]["conditions"].([]any)) != 2 {
-		t.Fatalf("status %v, want the admission and its two conditions", got["status"])
+	if len(got["status"]) != 3 || got["status"]["admission"] == nil || len(got["status"]["conditions"].([]any)) != 2 || got["status"]["admissionChecks"] != nil {
+		t.Fatalf("status %v, want the admission, its two conditions and no checks", got["status"])
 	}
 	if len(got) != 2 {
 		t.Fatalf("patch %s touches more than metadata and status", raw)

@@ -49,6 +49,9 @@ type Tracker struct {
 	// finished are the finished Workloads that are not being deleted, by
 	// key, with the queues they finished in (for the finished gauges).
 	finished map[string]finishedIn
+	// unready are the admitted workloads whose pods are not ready yet
+	// (waitForPodsReady.blockAdmission waits for them).
+	unready map[string]bool
 
 	seenMu sync.Mutex
 	seen   map[string]string // queue definition kind/name -> what was last fed
@@ -97,7 +100,7 @@ type finishedIn struct{ clusterQueue, localQueue string }
 // NewTracker makes an empty Tracker.
 func NewTracker() *Tracker {
 	return &Tracker{Cache: cache.New(), Queues: queue.New(), flights: map[string]flight{},
-		preempting: map[string]bool{}, finished: map[string]finishedIn{}, seen: map[string]string{}, written: newOwnWrites()}
+		preempting: map[string]bool{}, finished: map[string]finishedIn{}, unready: map[string]bool{}, seen: map[string]string{}, written: newOwnWrites()}
 }
 
 // noteFinished keeps the finished Workloads that remain for the gauges:
@@ -210,6 +213,10 @@ func (t *Tracker) Observe(wl *kueue.Workload) {
 			return
 		}
 		delete(t.flights, key)
+		if len(t.flights) == 0 {
+			// What blockAdmission waited for may be over.
+			defer t.Queues.Signal()
+		}
 	}
 	freed := t.settle(key, wl)
 	t.mu.Unlock()
@@ -270,7 +277,39 @@ func (t *Tracker) Resolve(wl *kueue.Workload) {
 func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
 	freed = t.settleQueues(key, wl)
 	t.noteFinished(key, wl)
+	t.noteUnready(key, wl)
 	return freed
+}
+
+// noteUnready keeps the admitted workloads whose pods are not ready; the
+// last one to get ready wakes the admitter. The caller holds mu.
+func (t *Tracker) noteUnready(key string, wl *kueue.Workload) {
+	if workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl) && !workload.PodsReady(wl) && !workload.IsEvicting(wl) &&
+		!workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() {
+		t.unready[key] = true
+		return
+	}
+	if t.unready[key] {
+		delete(t.unready, key)
+		if len(t.unready) == 0 {
+			t.Queues.Signal()
+		}
+	}
+}
+
+// AdmissionBlocked names an admitted workload whose pods are not ready
+// yet, or says an admission is on its way (its pods will not be ready at
+// once): waitForPodsReady.blockAdmission admits nothing more meanwhile.
+func (t *Tracker) AdmissionBlocked() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for key := range t.unready {
+		return key, true
+	}
+	for key := range t.flights {
+		return key, true
+	}
+	return "", false
 }
 
 // settleQueues is settle's part for the queues and the cache.
@@ -297,7 +336,7 @@ func (t *Tracker) settleQueues(key string, wl *kueue.Workload) (freed string) {
 	default:
 		delete(t.preempting, key)
 		freed = t.Cache.Release(key)
-		if workload.IsActive(wl) {
+		if workload.Admissible(wl) {
 			t.Queues.AddOrUpdate(workload.NewInfoWith(wl, t.Resources))
 		} else {
 			t.Queues.Delete(key)
@@ -332,6 +371,12 @@ func (t *Tracker) Forget(key string) {
 
 func (t *Tracker) forgetLocked(key string) string {
 	delete(t.flights, key)
+	if t.unready[key] {
+		delete(t.unready, key)
+		if len(t.unready) == 0 {
+			t.Queues.Signal()
+		}
+	}
 	delete(t.finished, key)
 	delete(t.preempting, key)
 	t.Queues.Delete(key)

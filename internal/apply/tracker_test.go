@@ -5,6 +5,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 
 	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -84,4 +89,50 @@ func TestTrackerAdmissionPhases(t *testing.T) {
 type workloadVersion struct {
 	rv       string
 	reserved bool
+}
+
+// A workload backing off (requeueAt set) or marked for deactivation does
+// not wait in its queue; one whose backoff is over does.
+func TestBackingOffWorkloadsStayOutOfTheQueues(t *testing.T) {
+	tr := NewTracker()
+	wl := pendingWorkload("backoff", 0)
+	wl.ResourceVersion = "1"
+	wl.Status.RequeueState = &kueue.RequeueState{RequeueAt: ptr.To(metav1.NewTime(time.Unix(5000, 0)))}
+	tr.Observe(wl)
+	if len(tr.Queues.Pending()) != 0 {
+		t.Fatal("a workload backing off is queued")
+	}
+	wl = wl.DeepCopy()
+	wl.ResourceVersion = "2"
+	wl.Status.RequeueState.RequeueAt = nil
+	tr.Observe(wl)
+	if len(tr.Queues.Pending()) != 1 {
+		t.Fatal("a workload whose backoff is over is not queued")
+	}
+	wl = wl.DeepCopy()
+	wl.ResourceVersion = "3"
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadDeactivationTarget, Status: metav1.ConditionTrue, Reason: "AdmissionCheck"})
+	tr.Observe(wl)
+	if len(tr.Queues.Pending()) != 0 {
+		t.Fatal("a workload to be deactivated stays queued")
+	}
+}
+
+// blockAdmission waits for an admitted workload whose pods are not ready,
+// and for none once they are.
+func TestAdmissionBlockedByUnreadyPods(t *testing.T) {
+	tr := NewTracker()
+	wl := reservedWorkload("running", 0)
+	wl.ResourceVersion = "1"
+	tr.Observe(wl)
+	if key, blocked := tr.AdmissionBlocked(); !blocked || key != "ns/running" {
+		t.Fatalf("AdmissionBlocked = %q, %v; want ns/running", key, blocked)
+	}
+	wl = wl.DeepCopy()
+	wl.ResourceVersion = "2"
+	workload.SetPodsReady(wl, true, time.Unix(3000, 0))
+	tr.Observe(wl)
+	if key, blocked := tr.AdmissionBlocked(); blocked {
+		t.Fatalf("blocked by %s once its pods are ready", key)
+	}
 }

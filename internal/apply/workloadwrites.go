@@ -68,7 +68,8 @@ func (w *Workloads) Admit(d scheduler.Decision) {
 func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	key := d.Info.Key
 	wl := w.Tracker.written.latest(d.Info) // a copy of its own
-	workload.SetAdmitted(wl, d.Admission, w.Clock.Now())
+	checks := w.neededChecks(d)
+	workload.SetReserved(wl, d.Admission, checks, w.Clock.Now())
 	sentOn := wl.ResourceVersion
 	err := w.Client.Status().Patch(ctx, wl, admissionPatch(wl))
 	countWrite(writeAdmission, err)
@@ -79,7 +80,7 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 		w.failures().Forget(key)
 		w.Tracker.Landed(key, wl.ResourceVersion) // the response's version
 		w.Metrics.Admitted(metrics.Admission{ClusterQueue: d.ClusterQueue, Namespace: d.Info.Namespace, LocalQueue: d.Info.LocalQueue,
-			PriorityClass: priorityClassName(wl), Waited: w.Clock.Since(d.Info.QueueTime)})
+			PriorityClass: priorityClassName(wl), Waited: w.Clock.Since(d.Info.QueueTime), Checked: len(checks) > 0})
 		return
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// A newer version, or none: nothing failed, look again at once.
@@ -96,15 +97,26 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	w.recheck(key, delay)
 }
 
-// admissionPatch is the merge patch of an admission: the fields SetAdmitted
-// sets (a list replaces the old one whole in a merge patch) and the
+// neededChecks are the admission checks the decision's ClusterQueue asks
+// of it, from the ClusterQueue the cycle decided on.
+func (w *Workloads) neededChecks(d scheduler.Decision) []string {
+	cq, ok := w.Tracker.Cache.ClusterQueue(d.ClusterQueue)
+	if !ok {
+		return nil
+	}
+	return workload.NeededChecks(cq.Spec.AdmissionChecksStrategy, d.Admission)
+}
+
+// admissionPatch is the merge patch of an admission: the fields SetReserved
+// sets (a list replaces the old one whole in a merge patch; checks a
+// ClusterQueue without any does not ask are removed by null) and the
 // version it was decided on. Built from them alone: diffing two copies of
 // the whole Workload, as client.MergeFrom does, cost more CPU than any
 // other part of an admission write.
 func admissionPatch(wl *kueue.Workload) client.Patch {
 	raw, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": wl.ResourceVersion},
-		"status":   map[string]any{"admission": wl.Status.Admission, "conditions": wl.Status.Conditions},
+		"status":   map[string]any{"admission": wl.Status.Admission, "conditions": wl.Status.Conditions, "admissionChecks": wl.Status.AdmissionChecks},
 	})
 	if err != nil {
 		// Marshalling API types does not fail; were it to, the empty
@@ -212,6 +224,14 @@ func (w *Workloads) Preempt(victim *scheduler.Candidate, d scheduler.Decision) {
 func (w *Workloads) Evict(key string, mutate func(*kueue.Workload) bool, landed func(before, after *kueue.Workload)) {
 	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: writeEviction, Class: Urgent,
 		Run: w.patchWrite(key, writeEviction, w.Client, mutate, landed)})
+}
+
+// Update queues a status change of a workload that the WorkloadReconciler
+// decided (its admission checks or conditions), counted in the writes
+// metric under kind; mutate and landed are as for Evict.
+func (w *Workloads) Update(key, kind string, mutate func(*kueue.Workload) bool, landed func(before, after *kueue.Workload)) {
+	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: kind, Class: Urgent,
+		Run: w.patchWrite(key, kind, w.Client, mutate, landed)})
 }
 
 // CountEviction counts a written eviction (after) under its Evicted reason,

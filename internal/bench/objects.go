@@ -96,7 +96,7 @@ func newWorkload(ns string, w PlannedWorkload) *kueue.Workload {
 // admit sets on wl the admission the manager would write for it, for the
 // API ceiling's replay.
 func admit(wl *kueue.Workload, w PlannedWorkload, now time.Time) {
-	workload.SetAdmitted(wl, &kueue.Admission{
+	workload.SetReserved(wl, &kueue.Admission{
 		ClusterQueue: kueue.ClusterQueueReference(w.Queue),
 		PodSetAssignments: []kueue.PodSetAssignment{{
 			Name:          podSetName,
@@ -104,5 +104,5 @@ func admit(wl *kueue.Workload, w PlannedWorkload, now time.Time) {
 			ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: milliCPU(w.RequestMilliCPU)},
 			Count:         ptr.To[int32](1),
 		}},
-	}, now)
+	}, nil, now)
 }

@@ -46,6 +46,12 @@ type Options struct {
 	ResourceMetrics bool
 	// Build is what kueue_build_info says.
 	Build metrics.Build
+	// PodsReady is waitForPodsReady; nil: off.
+	PodsReady *PodsReadyPolicy
+	// BlockAdmission is waitForPodsReady.blockAdmission.
+	BlockAdmission bool
+	// CheckStuckAfter: see WorkloadReconciler.StuckAfter.
+	CheckStuckAfter time.Duration
 }
 
 // Setup registers the field indexes, every reconciler of this package and
@@ -82,7 +88,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*apply.Tracker,
 		&LocalQueueReconciler{Client: c, Tracker: tracker},
 		&CohortReconciler{Client: c, Recorder: mgr.GetEventRecorder("sluice-cohort-controller"), Tracker: tracker},
 		&NamespaceReconciler{Client: c, Tracker: tracker},
-		&WorkloadReconciler{Client: c, Tracker: tracker, Workloads: workloads, Clock: clk, StopsFirst: opts.StopsFirst, Retention: opts.Retention},
+		&WorkloadReconciler{Client: c, Tracker: tracker, Workloads: workloads, Clock: clk, StopsFirst: opts.StopsFirst, Retention: opts.Retention,
+			PodsReady: opts.PodsReady, StuckAfter: opts.CheckStuckAfter},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
@@ -91,7 +98,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*apply.Tracker,
 	}
 	admitter := &apply.Admitter{Metrics: recorder, Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
 		Verdicts:        &apply.Verdicts{Workloads: workloads, Heads: VerdictHeads, Grace: VerdictGrace, Refresh: VerdictRefresh, PerSecond: 20},
-		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second, CyclePause: CyclePause}
+		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second, CyclePause: CyclePause, BlockAdmission: opts.BlockAdmission}
 	if err := mgr.Add(admitter); err != nil {
 		return nil, fmt.Errorf("adding the admitter: %w", err)
 	}

@@ -3,9 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -40,6 +43,11 @@ type WorkloadReconciler struct {
 	// Retention deletes finished and deactivated workloads after a while
 	// (nil: never).
 	Retention *Retention
+	// PodsReady is waitForPodsReady (nil: off).
+	PodsReady *PodsReadyPolicy
+	// StuckAfter is how long an admission check may stay not Ready before
+	// the Admitted condition says for how long (0: never).
+	StuckAfter time.Duration
 	// shared reads the informer's own copy of a Workload, without a copy
 	// (nil: read through Client). What it returns is read-only.
 	shared toolscache.Store
@@ -70,8 +78,20 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		return ctrl.Result{}, removeFinalizer(ctx, r.Client, wl.DeepCopy())
 	}
+	if workload.IsActive(wl) && workload.IsDeactivationTarget(wl) {
+		return ctrl.Result{}, r.deactivate(ctx, wl)
+	}
+	if !workload.IsActive(wl) && workload.IsDeactivationTarget(wl) && !workload.HasQuotaReservation(wl) {
+		// Deactivated: the mark has done its work, and must not deactivate
+		// the workload again once someone reactivates it.
+		r.Workloads.Update(workload.Key(wl), writeKindDeactivationTarget, clearDeactivationTarget, nil)
+		return ctrl.Result{}, nil
+	}
 	if workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) {
 		return r.reconcileReserved(ctx, wl)
+	}
+	if res := r.reconcileBackoff(wl); !res.IsZero() {
+		return res, nil
 	}
 	return r.retain(ctx, wl)
 }
@@ -99,12 +119,24 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 		r.evict(wl)
 		return ctrl.Result{}, nil
 	}
-	deadline, limited := workload.ExecutionDeadline(wl)
-	if !limited {
+	checksNext, ending := r.reconcileChecks(wl, now)
+	if ending {
 		return ctrl.Result{}, nil
 	}
-	if now.Before(deadline) {
-		return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+	readyNext, ending := r.reconcilePodsReady(wl, now)
+	if ending {
+		return ctrl.Result{}, nil
+	}
+	next := earliest(checksNext, readyNext)
+	deadline, limited := workload.ExecutionDeadline(wl)
+	if !limited || now.Before(deadline) {
+		if limited {
+			next = earliest(next, deadline)
+		}
+		if next.IsZero() {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil
 	}
 	// Out of time: deactivate (so it is not queued again), then evict.
 	patch := client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})
@@ -126,6 +158,9 @@ func (r *WorkloadReconciler) evictionReason(wl *kueue.Workload, now time.Time) (
 	if !workload.IsActive(wl) {
 		if deadline, limited := workload.ExecutionDeadline(wl); limited && !now.Before(deadline) {
 			return kueue.EvictedByMaximumExecutionTime, fmt.Sprintf("exceeded the maximum execution time of %ds", ptr.Deref(wl.Spec.MaximumExecutionTimeSeconds, 0))
+		}
+		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadDeactivationTarget); c != nil && c.Status == metav1.ConditionTrue {
+			return kueue.EvictedByDeactivation + "DueTo" + c.Reason, "The workload is deactivated: " + c.Message
 		}
 		return kueue.EvictedByDeactivation, "The workload is deactivated"
 	}
@@ -159,6 +194,10 @@ func (r *WorkloadReconciler) evict(wl *kueue.Workload) {
 			return false
 		}
 		requeue := reason != kueue.EvictedByDeactivation && reason != kueue.EvictedByMaximumExecutionTime
+		if strings.HasPrefix(reason, kueue.EvictedByDeactivation) {
+			requeue = false
+			clearDeactivationTarget(wl)
+		}
 		if r.stopsFirst(wl) {
 			workload.MarkEvicted(wl, reason, message, r.Clock.Now())
 		} else {

@@ -39,6 +39,13 @@ type Job interface {
 	ManagedElsewhere() string
 }
 
+// ReadyCounter is a Job that counts its pods that are ready or succeeded:
+// its Workload's PodsReady condition says whether they reach the
+// admitted count (waitForPodsReady).
+type ReadyCounter interface {
+	ReadyPods() int32
+}
+
 // StopsByDeletion is a Job that can't be suspended once it runs (a Pod):
 // eviction deletes it, and its Workload finishes with it.
 type StopsByDeletion interface {
@@ -95,4 +102,7 @@ const (
 	FinishedReasonEvicted = "Evicted"
 	// FinishedReasonDeleted: the object was deleted before it ended.
 	FinishedReasonDeleted = "Deleted"
+	// FinishedReasonFailedToStart: the admission can't be applied to the
+	// job (Kueue's reason), e.g. conflicting podSetUpdates.
+	FinishedReasonFailedToStart = "FailedToStart"
 )

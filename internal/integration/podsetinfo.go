@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,6 +25,12 @@ type PodSetInfo struct {
 	NodeSelector map[string]string     `json:"nodeSelector,omitempty"`
 	Tolerations  []corev1.Toleration   `json:"tolerations,omitempty"`
 }
+
+// ErrConflictingUpdates: admission checks' podSetUpdates (or one and the
+// assigned flavor) set the same key to different values. The job can't
+// start with both, and picking one would run it where a check did not
+// agree to; its Workload finishes as FailedToStart.
+var ErrConflictingUpdates = errors.New("conflicting podSetUpdates")
 
 // FromAdmission builds each admitted pod set's info from the flavors it was
 // assigned and the admission checks' updates. A flavor missing from flavors
@@ -56,10 +63,19 @@ func FromAdmission(adm *kueue.Admission, flavors map[kueue.ResourceFlavorReferen
 			if u.Name != psa.Name {
 				continue
 			}
-			info.Labels = mergeInto(info.Labels, u.Labels)
-			info.Annotations = mergeInto(info.Annotations, u.Annotations)
-			if err := addSelector(info.NodeSelector, u.NodeSelector, "an admission check's podSetUpdate"); err != nil {
-				return nil, fmt.Errorf("podSet %s: %w", psa.Name, err)
+			if info.Labels == nil {
+				info.Labels = map[string]string{}
+			}
+			if info.Annotations == nil {
+				info.Annotations = map[string]string{}
+			}
+			for _, add := range []struct {
+				dst, src map[string]string
+				what     string
+			}{{info.Labels, u.Labels, "label"}, {info.Annotations, u.Annotations, "annotation"}, {info.NodeSelector, u.NodeSelector, "nodeSelector"}} {
+				if err := addSelector(add.dst, add.src, "an admission check's podSetUpdate "+add.what); err != nil {
+					return nil, fmt.Errorf("%w: podSet %s: %w", ErrConflictingUpdates, psa.Name, err)
+				}
 			}
 			info.Tolerations = appendMissing(info.Tolerations, u.Tolerations)
 		}

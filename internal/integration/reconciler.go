@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -155,7 +156,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if job.IsSuspended() {
 			return ctrl.Result{}, r.start(ctx, job, wl)
 		}
-		return ctrl.Result{}, r.syncReclaimable(ctx, job, wl)
+		if err := r.syncReclaimable(ctx, job, wl); err != nil {
+			return ctrl.Result{}, err
+		}
+		if counter, ok := job.(ReadyCounter); ok {
+			return ctrl.Result{}, SyncPodsReady(ctx, r.Client, wl, counter.ReadyPods(), r.Clock.Now())
+		}
+		return ctrl.Result{}, nil
 	default:
 		_, err := r.stopJob(ctx, job, fmt.Sprintf("it waits in LocalQueue %q for its Workload %s to be admitted", wl.Spec.QueueName, wl.Name))
 		return ctrl.Result{}, err
@@ -357,6 +364,11 @@ func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) err
 	}
 	if err != nil {
 		r.Recorder.Eventf(obj, wl, corev1.EventTypeWarning, EventFailedToStart, "Start", "Can't start the job with its admission: %v", err)
+		if errors.Is(err, ErrConflictingUpdates) {
+			// No retry makes them agree: the Workload ends, and its quota
+			// with it, saying why.
+			return r.finish(ctx, job, wl, FinishedReasonFailedToStart, err.Error())
+		}
 		return fmt.Errorf("starting %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	if err := r.Client.Update(ctx, obj); err != nil {
@@ -447,7 +459,7 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) (ct
 		return ctrl.Result{RequeueAfter: podsGoneRecheck}, err
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+	workload.ClearReservation(wl, workload.QueuesAgain(wl), r.Clock.Now())
 	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
 		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
 	}

@@ -67,6 +67,10 @@ type Options struct {
 	// downward API's POD_NAME, POD_NAMESPACE); empty outside a Pod. The
 	// leader labels it (LeaderLabel) for the visibility Service.
 	PodName, PodNamespace string
+	// CheckStuckAfter is how long an admission check may stay not Ready
+	// before the workload's Admitted condition says for how long (0:
+	// never); DefaultCheckStuckAfter by the command's flag.
+	CheckStuckAfter time.Duration
 	// SeveralPerProcess lets a process build more than one manager (tests
 	// that restart one): controller names are then not checked for
 	// uniqueness, which guards against registering metrics twice.
@@ -141,7 +145,8 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	writer := mgr.GetClient()
 	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Resources: resourcePolicyOf(cfg.Resources),
 		Retention: retentionOf(cfg.ObjectRetentionPolicies), Client: writer, Build: opts.Build,
-		ResourceMetrics: cfg.Metrics.EnableClusterQueueResources}
+		ResourceMetrics: cfg.Metrics.EnableClusterQueueResources, CheckStuckAfter: opts.CheckStuckAfter}
+	copts.PodsReady, copts.BlockAdmission = podsReadyOf(cfg.WaitForPodsReady)
 	if copts.LocalQueueMetrics, err = localQueueMetricsOf(cfg.Metrics.LocalQueueMetrics); err != nil {
 		return nil, err
 	}
@@ -399,6 +404,32 @@ func resourcePolicyOf(r *configapi.Resources) *workload.ResourcePolicy {
 		}
 	}
 	return p
+}
+
+// DefaultCheckStuckAfter is the manager command's default for
+// Options.CheckStuckAfter.
+const DefaultCheckStuckAfter = 10 * time.Minute
+
+// podsReadyOf is waitForPodsReady as the controllers act on it; nil (and
+// no blocking) when it is off.
+func podsReadyOf(w *configapi.WaitForPodsReady) (*controller.PodsReadyPolicy, bool) {
+	if w == nil {
+		return nil, false
+	}
+	p := &controller.PodsReadyPolicy{Timeout: w.Timeout.Duration, BackoffBase: 60 * time.Second, BackoffMax: time.Hour}
+	if w.RecoveryTimeout != nil {
+		p.RecoveryTimeout = w.RecoveryTimeout.Duration
+	}
+	if rs := w.RequeuingStrategy; rs != nil {
+		p.BackoffLimitCount = rs.BackoffLimitCount
+		if rs.BackoffBaseSeconds != nil {
+			p.BackoffBase = time.Duration(*rs.BackoffBaseSeconds) * time.Second
+		}
+		if rs.BackoffMaxSeconds != nil {
+			p.BackoffMax = time.Duration(*rs.BackoffMaxSeconds) * time.Second
+		}
+	}
+	return p, w.BlockAdmission != nil && *w.BlockAdmission
 }
 
 // retentionOf is objectRetentionPolicies.workloads; nil when it keeps

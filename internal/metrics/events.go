@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,16 @@ var (
 		Help:    "Time from queueing to admission, for the LocalQueue's workloads.",
 		Buckets: waitBuckets(14),
 	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	checksWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_admission_checks_wait_time_seconds",
+		Help:    "Time from a workload's quota reservation to its admission (every admission check Ready).",
+		Buckets: waitBuckets(14),
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	lqChecksWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_local_queue_admission_checks_wait_time_seconds",
+		Help:    "Time from quota reservation to admission, for the LocalQueue's workloads.",
+		Buckets: waitBuckets(14),
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
 	subtreeAdmittedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kueue_cohort_subtree_admitted_workloads_total",
 		Help: "Workloads admitted in the ClusterQueues of the cohort's subtree.",
@@ -90,7 +101,7 @@ var (
 
 func eventCollectors() []prometheus.Collector {
 	return []prometheus.Collector{admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
-		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait, subtreeAdmittedTotal,
+		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait, subtreeAdmittedTotal, checksWait, lqChecksWait,
 		evicted, lqEvicted, preempted, finished, lqFinished}
 }
 
@@ -133,12 +144,15 @@ func (r *Recorder) AdmissionAttempt(admittedAny bool, took time.Duration) {
 // Admission is one workload's admission, as it landed.
 type Admission struct {
 	ClusterQueue, Namespace, LocalQueue, PriorityClass string
-	// Waited is from its queueing to the admission.
+	// Waited is from its queueing to the event counted.
 	Waited time.Duration
+	// Checked: the ClusterQueue asks admission checks of the workload, so
+	// its reservation is not yet its admission.
+	Checked bool
 }
 
-// Admitted counts an admission: sluice reserves quota and admits in one
-// step, so it is both a quota reservation and an admission.
+// Admitted counts a quota reservation and, when the ClusterQueue asks no
+// admission check of it (a.Checked is false), the admission it is at once.
 func (r *Recorder) Admitted(a Admission) {
 	if r == nil {
 		return
@@ -147,8 +161,29 @@ func (r *Recorder) Admitted(a Admission) {
 	waited := a.Waited.Seconds()
 	quotaReserved.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Inc()
 	quotaReservedWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
+	if r.localQueue != nil && r.localQueue(a.Namespace, a.LocalQueue) {
+		lqQuotaReserved.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
+		lqQuotaReservedWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
+	}
+	if !a.Checked {
+		r.ChecksPassed(a, 0)
+	}
+}
+
+// ChecksPassed counts an admission: every admission check of a reserved
+// workload is Ready (or it had none). a.Waited is from queueing to now;
+// checksWaited from the reservation to now.
+func (r *Recorder) ChecksPassed(a Admission, checksWaited time.Duration) {
+	if r == nil {
+		return
+	}
+	role := r.role()
+	waited := a.Waited.Seconds()
 	admittedTotal.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Inc()
 	admissionWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(waited)
+	if a.Checked {
+		checksWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(checksWaited.Seconds())
+	}
 	if r.cohorts != nil {
 		for _, cohort := range r.cohorts(a.ClusterQueue) {
 			subtreeAdmittedTotal.WithLabelValues(cohort, a.PriorityClass, role).Inc()
@@ -157,10 +192,11 @@ func (r *Recorder) Admitted(a Admission) {
 	if r.localQueue == nil || !r.localQueue(a.Namespace, a.LocalQueue) {
 		return
 	}
-	lqQuotaReserved.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
-	lqQuotaReservedWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
 	lqAdmittedTotal.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Inc()
 	lqAdmissionWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
+	if a.Checked {
+		lqChecksWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(checksWaited.Seconds())
+	}
 }
 
 // Workload names a workload's queues for its series.
@@ -181,6 +217,8 @@ func (r *Recorder) Evicted(w Workload, reason string) {
 	cause := ""
 	if reason == maximumExecutionTime {
 		reason, cause = "Deactivated", maximumExecutionTime
+	} else if c, ok := strings.CutPrefix(reason, "DeactivatedDueTo"); ok {
+		reason, cause = "Deactivated", c
 	}
 	role := r.role()
 	evicted.WithLabelValues(w.ClusterQueue, reason, cause, w.PriorityClass, role).Inc()

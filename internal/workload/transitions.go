@@ -17,9 +17,11 @@ const (
 	reasonNoReservation = "NoReservation"
 )
 
-// SetAdmitted records a quota reservation in a ClusterQueue without
-// admission checks: QuotaReserved=True and Admitted=True at once.
-func SetAdmitted(wl *kueue.Workload, adm *kueue.Admission, now time.Time) {
+// SetReserved records a quota reservation in a ClusterQueue whose strategy
+// asks the checks named: QuotaReserved=True, every check Pending for this
+// attempt, and Admitted=True at once when there are none (Admitted=False
+// naming the checks otherwise).
+func SetReserved(wl *kueue.Workload, adm *kueue.Admission, checks []string, now time.Time) {
 	wl.Status.Admission = adm
 	t := metav1.NewTime(now)
 	set := func(typ, reason, msg string, status metav1.ConditionStatus) {
@@ -27,7 +29,9 @@ func SetAdmitted(wl *kueue.Workload, adm *kueue.Admission, now time.Time) {
 			Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: t, ObservedGeneration: wl.Generation})
 	}
 	set(kueue.WorkloadQuotaReserved, reasonQuotaReserved, fmt.Sprintf("Quota reserved in ClusterQueue %s", adm.ClusterQueue), metav1.ConditionTrue)
-	set(kueue.WorkloadAdmitted, reasonAdmitted, fmt.Sprintf("The workload is admitted by ClusterQueue %s", adm.ClusterQueue), metav1.ConditionTrue)
+	SyncChecks(wl, checks, now)
+	ResetChecks(wl, now)
+	SyncAdmitted(wl, now, 0)
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
 		set(kueue.WorkloadEvicted, reasonQuotaReserved, "Admitted again", metav1.ConditionFalse)
 	}
@@ -71,14 +75,7 @@ func MarkEvicted(wl *kueue.Workload, reason, message string, now time.Time) {
 // again. The time it ran is added to accumulatedPastExecutionTimeSeconds.
 func ClearReservation(wl *kueue.Workload, requeue bool, now time.Time) {
 	t := metav1.NewTime(now)
-	if ran := AdmittedFor(wl, now); ran > 0 {
-		past := int32(0)
-		if wl.Status.AccumulatedPastExecutionTimeSeconds != nil {
-			past = *wl.Status.AccumulatedPastExecutionTimeSeconds
-		}
-		total := past + int32(ran/time.Second)
-		wl.Status.AccumulatedPastExecutionTimeSeconds = &total
-	}
+	addPastExecution(wl, AdmittedFor(wl, now))
 	reason, message := kueue.ReasonPending, "The workload has no reservation"
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
 		reason, message = c.Reason, c.Message
@@ -89,13 +86,27 @@ func ClearReservation(wl *kueue.Workload, requeue bool, now time.Time) {
 	}
 	set(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, kueue.ReasonPending, "Evicted: "+message)
 	set(kueue.WorkloadAdmitted, metav1.ConditionFalse, reasonNoReservation, "The workload has no reservation")
-	if requeue {
+	switch at := BackoffUntil(wl); {
+	case requeue && !at.IsZero():
+		set(kueue.WorkloadRequeued, metav1.ConditionFalse, reason, fmt.Sprintf("Queued again at %s, after a backoff", at.UTC().Format(time.RFC3339)))
+	case requeue:
 		set(kueue.WorkloadRequeued, metav1.ConditionTrue, reason, "Queued again after eviction")
-	} else {
+	default:
 		set(kueue.WorkloadRequeued, metav1.ConditionFalse, reason, "Not queued again: "+message)
 	}
+	ResetChecks(wl, now)
+	resetPodsReady(wl, now)
 	wl.Status.Admission = nil
 	wl.Status.ReclaimablePods = nil
+}
+
+// BackoffUntil is when a workload that was evicted may queue again (zero
+// time: it is not backing off).
+func BackoffUntil(wl *kueue.Workload) time.Time {
+	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
+		return rs.RequeueAt.Time
+	}
+	return time.Time{}
 }
 
 // IsEvicting tells whether a workload was told to stop but still holds its

@@ -13,7 +13,7 @@ import (
 func TestEvictionInTwoStepsAndReadmission(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	wl := &kueue.Workload{}
-	SetAdmitted(wl, &kueue.Admission{ClusterQueue: "cq"}, now)
+	SetReserved(wl, &kueue.Admission{ClusterQueue: "cq"}, nil, now)
 
 	MarkEvicted(wl, kueue.EvictedByPreemption, "to make room", now.Add(10*time.Second))
 	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue, Reason: kueue.InClusterQueueReason})
@@ -30,7 +30,7 @@ func TestEvictionInTwoStepsAndReadmission(t *testing.T) {
 	if past := wl.Status.AccumulatedPastExecutionTimeSeconds; past == nil || *past != 20 {
 		t.Errorf("accumulated execution time %v, want 20 s", past)
 	}
-	SetAdmitted(wl, &kueue.Admission{ClusterQueue: "cq"}, now.Add(30*time.Second))
+	SetReserved(wl, &kueue.Admission{ClusterQueue: "cq"}, nil, now.Add(30*time.Second))
 	for _, typ := range []string{kueue.WorkloadEvicted, kueue.WorkloadPreempted} {
 		if meta.IsStatusConditionTrue(wl.Status.Conditions, typ) {
 			t.Errorf("%s still True after admission again", typ)

@@ -289,6 +289,15 @@ type AdmissionCheckState struct {
 	// +kubebuilder:validation:MaxLength=32768
 	// +optional
 	Message string `json:"message,omitempty"`
+	// requeueAfterSeconds: with state Retry, the least time after
+	// lastTransitionTime before the workload is queued again (nil: at once).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RequeueAfterSeconds *int32 `json:"requeueAfterSeconds,omitempty"`
+	// retryCount counts the times the check went to Retry for this workload.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RetryCount *int32 `json:"retryCount,omitempty"`
 	// podSetUpdates the check asks to apply to the pods.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=18

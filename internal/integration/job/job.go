@@ -161,3 +161,8 @@ func (j *Job) ManagedElsewhere() string {
 	}
 	return ""
 }
+
+// ReadyPods counts the Job's pods that are ready or succeeded.
+func (j *Job) ReadyPods() int32 {
+	return ptr.Deref(j.Status.Ready, 0) + j.Status.Succeeded
+}

@@ -103,7 +103,16 @@ func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		if err := r.ungate(ctx, wl, pods); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.syncEnd(ctx, wl, pods)
+		if err := r.syncEnd(ctx, wl, pods); err != nil || workload.IsFinished(wl) {
+			return ctrl.Result{}, err
+		}
+		var ready int32
+		for i := range pods {
+			if pods[i].DeletionTimestamp.IsZero() {
+				ready += readyPods(&pods[i])
+			}
+		}
+		return ctrl.Result{}, integration.SyncPodsReady(ctx, r.Client, wl, ready, r.Clock.Now())
 	}
 	return ctrl.Result{}, nil
 }
@@ -368,7 +377,7 @@ func (r *GroupReconciler) evict(ctx context.Context, wl *kueue.Workload, pods []
 		return err
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	workload.ClearReservation(wl, workload.IsActive(wl), r.Clock.Now())
+	workload.ClearReservation(wl, workload.QueuesAgain(wl), r.Clock.Now())
 	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
 		return fmt.Errorf("clearing the reservation of pod group %s: %w", wl.Name, err)
 	}

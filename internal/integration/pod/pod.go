@@ -118,3 +118,18 @@ func (p *Pod) ManagedElsewhere() string { return "" }
 func gated(p *corev1.Pod) bool { return slices.ContainsFunc(p.Spec.SchedulingGates, isAdmissionGate) }
 
 func isAdmissionGate(g corev1.PodSchedulingGate) bool { return g.Name == kueue.AdmissionSchedulingGate }
+
+// ReadyPods is 1 for a Pod that is ready or succeeded.
+func (p *Pod) ReadyPods() int32 { return readyPods(p.Pod) }
+
+func readyPods(p *corev1.Pod) int32 {
+	if p.Status.Phase == corev1.PodSucceeded {
+		return 1
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return 1
+		}
+	}
+	return 0
+}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,19 +63,7 @@ func newQueue(t *testing.T, cpu string, tainted bool) *queueSetup {
 // newJob is a Job of parallelism pods of cpu each in LocalQueue lq (none
 // when lq is empty), not suspended: the webhook suspends it.
 func newJob(ns, lq string, parallelism int32, cpu string) *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("job")}, Spec: batchv1.JobSpec{
-		Parallelism: ptr.To(parallelism),
-		Completions: ptr.To(parallelism),
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{Name: "main", Image: "busybox",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
-		}},
-	}}
-	if lq != "" {
-		j.Labels = map[string]string{kueue.QueueNameLabel: lq}
-	}
-	return j
+	return framework.Job(ns, cluster.Unique("job"), lq, parallelism, cpu)
 }
 
 func getJob(t *testing.T, j *batchv1.Job) *batchv1.Job {
@@ -161,14 +148,7 @@ func finished(reason string) func(*kueue.Workload) error {
 // setJobStatus writes the Job's status as the Job controller would.
 func setJobStatus(t *testing.T, j *batchv1.Job, mutate func(*batchv1.Job)) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current := getJob(t, j)
-		mutate(current)
-		return cluster.Client.Status().Update(context.Background(), current)
-	})
-	if err != nil {
-		t.Fatalf("writing the status of Job %s: %v", j.Name, err)
-	}
+	cluster.SetJobStatus(t, j, mutate)
 }
 
 // startPods simulates the Job controller starting the Job's pods.

@@ -1,0 +1,51 @@
+package framework
+
+import (
+	"context"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// Job is a batch Job of parallelism pods of cpu each in LocalQueue lq
+// (none when lq is empty), not suspended: the webhook suspends it.
+func Job(ns, name, lq string, parallelism int32, cpu string) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: batchv1.JobSpec{
+		Parallelism: ptr.To(parallelism),
+		Completions: ptr.To(parallelism),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
+		}},
+	}}
+	if lq != "" {
+		j.Labels = map[string]string{kueue.QueueNameLabel: lq}
+	}
+	return j
+}
+
+// SetJobStatus writes a Job's status as the Job controller would (there is
+// none on the test clusters).
+func (c *Cluster) SetJobStatus(t testing.TB, j *batchv1.Job, mutate func(*batchv1.Job)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := &batchv1.Job{}
+		if err := c.Client.Get(context.Background(), client.ObjectKeyFromObject(j), current); err != nil {
+			return err
+		}
+		mutate(current)
+		return c.Client.Status().Update(context.Background(), current)
+	})
+	if err != nil {
+		t.Fatalf("writing the status of Job %s: %v", j.Name, err)
+	}
+}
