@@ -1,12 +1,13 @@
 // Package scheme registers the kueue.x-k8s.io/v1beta2 types (and v1beta1,
 // converted through them) together with the
-// built-in Kubernetes types, for clients (controller-runtime or client-go
+// built-in Kubernetes types and the autoscaler's ProvisioningRequest, for clients (controller-runtime or client-go
 // based) that talk to a cluster running sluice.
 package scheme
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	kueuev1beta1 "github.com/sluicehq/sluice/apis/kueue/v1beta1"
@@ -29,6 +30,10 @@ func AddToScheme(s *runtime.Scheme) error {
 		return err
 	}
 	if err := kueuev1beta1.AddToScheme(s); err != nil {
+		return err
+	}
+	// The ProvisioningRequests the provisioning admission check creates.
+	if err := autoscaling.AddToScheme(s); err != nil {
 		return err
 	}
 	return s.SetVersionPriority(kueue.GroupVersion, kueuev1beta1.GroupVersion)

@@ -73,7 +73,7 @@ type clusterQueueFacts struct {
 	// implemented, and ignoring it would place pods without it.
 	topologyFlavors []string
 	// unimplementedChecks are run by a Kueue controller sluice does not
-	// have yet (ProvisioningRequest, MultiKueue): by name, the controller.
+	// have yet (MultiKueue): by name, the controller.
 	unimplementedChecks []string
 	cohortCycle         []string
 }
@@ -102,7 +102,7 @@ func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.Clus
 			continue
 		}
 		switch {
-		case ac.Spec.ControllerName == kueue.ProvisioningRequestControllerName || ac.Spec.ControllerName == kueue.MultiKueueControllerName:
+		case ac.Spec.ControllerName == kueue.MultiKueueControllerName:
 			f.unimplementedChecks = append(f.unimplementedChecks, fmt.Sprintf("%s (%s)", name, ac.Spec.ControllerName))
 		case !meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.ConditionActive):
 			f.inactiveChecks = append(f.inactiveChecks, name)

@@ -161,6 +161,9 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err := in.setupReconcilers(ctx, mgr, copts.Client); err != nil {
 		return nil, err
 	}
+	if err := setupProvisioning(mgr, copts.Client); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding the health check: %w", err)
 	}

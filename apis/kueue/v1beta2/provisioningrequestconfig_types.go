@@ -5,8 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProvisioningRequestControllerName is the controllerName of Kueue's
-// ProvisioningRequest admission check, which sluice does not implement yet.
+// ProvisioningRequestControllerName is the controllerName of the built-in
+// ProvisioningRequest admission check (internal/controller/provisioning).
 const ProvisioningRequestControllerName = "kueue.x-k8s.io/provisioning-request"
 
 // ProvisioningRequestConfigPodSetMergePolicy: which podSets share a
@@ -20,9 +20,7 @@ const (
 )
 
 // ProvisioningRequestConfigSpec configures the ProvisioningRequests made
-// for an admission check. sluice serves the kind so that manifests holding
-// it apply; a ClusterQueue whose check uses it is inactive until the check
-// controller exists.
+// for an admission check.
 type ProvisioningRequestConfigSpec struct {
 	// provisioningClassName of the ProvisioningRequests.
 	// +required

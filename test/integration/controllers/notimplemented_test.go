@@ -12,9 +12,11 @@ import (
 )
 
 // The kinds sluice serves but does not act on yet (Topology,
-// ProvisioningRequestConfig, MultiKueueConfig, MultiKueueCluster) apply as
-// a Kueue user's manifests hold them; a ClusterQueue that would need one
-// is inactive and says so, even if a third party marks the check active.
+// MultiKueueConfig, MultiKueueCluster) apply as a Kueue user's manifests
+// hold them; a ClusterQueue that would need one is inactive and says so,
+// even if a third party marks the check active. So is one whose
+// ProvisioningRequest check can't run because the cluster does not serve
+// ProvisioningRequests (this one doesn't): sluice marks the check inactive.
 func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 	ctx := context.Background()
 	create(t, &kueue.Topology{ObjectMeta: metav1.ObjectMeta{Name: "dc"}, Spec: kueue.TopologySpec{Levels: []kueue.TopologyLevel{
@@ -31,9 +33,9 @@ func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 	create(t, &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: "worker"}, Spec: kueue.MultiKueueClusterSpec{
 		ClusterSource: kueue.ClusterSource{KubeConfig: &kueue.KubeConfig{Location: "worker-secret"}}}})
 	create(t, &kueue.MultiKueueConfig{ObjectMeta: metav1.ObjectMeta{Name: "mk"}, Spec: kueue.MultiKueueConfigSpec{Clusters: []string{"worker"}}})
-	for _, check := range []struct{ name, controller, kind, params string }{
-		{"prov", kueue.ProvisioningRequestControllerName, "ProvisioningRequestConfig", "prc"},
-		{"multi", kueue.MultiKueueControllerName, "MultiKueueConfig", "mk"},
+	for _, check := range []struct{ name, controller, kind, params, why string }{
+		{"prov", kueue.ProvisioningRequestControllerName, "ProvisioningRequestConfig", "prc", "AdmissionCheck prov is not active"},
+		{"multi", kueue.MultiKueueControllerName, "MultiKueueConfig", "mk", "does not implement this admission check controller yet"},
 	} {
 		create(t, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: check.name + "-flavor"}})
 		ac := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check.name}, Spec: kueue.AdmissionCheckSpec{ControllerName: check.controller,
@@ -48,6 +50,9 @@ func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 		cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: check.name}}}
 		create(t, cq)
 		waitForActive(t, cq, func() []metav1.Condition { return cq.Status.Conditions }, metav1.ConditionFalse, kueue.ReasonAdmissionCheckInactive,
-			check.name+" ("+check.controller+")", "does not implement this admission check controller yet")
+			check.why)
 	}
+	prov := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"}}
+	waitForActive(t, prov, func() []metav1.Condition { return prov.Status.Conditions }, metav1.ConditionFalse, "ProvisioningRequestsNotServed",
+		"does not serve autoscaling.x-k8s.io/v1 ProvisioningRequests")
 }

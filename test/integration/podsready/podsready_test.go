@@ -179,4 +179,3 @@ func TestPodsThatStopBeingReadyHaveTheRecoveryTimeout(t *testing.T) {
 		return condition(kueue.WorkloadPodsReady, metav1.ConditionFalse, workload.ReasonWaitForStart)(wl)
 	})
 }
-
