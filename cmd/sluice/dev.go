@@ -33,6 +33,7 @@ func newDevCommand() *cobra.Command {
 	fs.StringVar(&opts.DataDir, "data-dir", "", "folder for etcd data, logs and the kubeconfig; default: a temporary folder")
 	fs.BoolVar(&opts.Keep, "keep", false, "keep the data folder on exit")
 	fs.StringVar(&opts.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig; default: <data-dir>/kubeconfig")
+	fs.StringVar(&opts.ConfigFile, "config", "", "the manager's configuration file (kind Configuration, as for `sluice manager`); the local cluster's serving settings win over it")
 	fs.BoolVar(&opts.NoSample, "no-sample", false, "don't apply the sample flavors, ClusterQueues, namespaces and LocalQueues")
 	fs.IntVar(&opts.Nodes.Count, "nodes", 4, "how many simulated nodes (kwok)")
 	fs.StringVar(&opts.Nodes.CPU, "node-cpu", "8", "CPU of each simulated node")

@@ -81,6 +81,11 @@ type Options struct {
 	// ControlPlaneMayBeGone ignores errors stopping etcd and kube-apiserver
 	// (a drill killed and restarted them).
 	ControlPlaneMayBeGone bool
+	// ConfigFile, if set, is a manager Configuration file the manager runs
+	// with (waitForPodsReady, fair sharing, frameworks...); the local
+	// cluster's own wiring (webhook serving, certificates, ports) wins over
+	// it. Read before anything starts: a bad file starts nothing.
+	ConfigFile string
 	// ManagerLog, if set, is called with the manager's log file
 	// (<data-dir>/logs/manager.log) before anything starts, to point the
 	// process's logger at it.
@@ -125,6 +130,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 // the sample's queues active. On error, what was started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := checkAssets(opts.AssetsDir); err != nil {
+		return nil, err
+	}
+	baseConfig, err := baseManagerConfig(opts.ConfigFile)
+	if err != nil {
 		return nil, err
 	}
 	nodes, err := buildNodes(opts.Nodes)
@@ -201,7 +210,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
-	if c.managerDone, err = startManager(mgrCtx, c.Env, c.RestConfig); err != nil {
+	if c.managerDone, err = startManager(mgrCtx, c.Env, c.RestConfig, wireManagerConfig(c.Env, baseConfig)); err != nil {
 		stopManager()
 		return nil, err
 	}
@@ -388,8 +397,32 @@ func newEnvironment(assets, dataDir string, logs *logFiles) (*envtest.Environmen
 // opens no metrics or probe ports, and it queues batch Jobs, plain Pods,
 // and Deployments and StatefulSets (through their Pods).
 func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
-	cfg := configfile.Default().Config
-	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment, configapi.FrameworkStatefulSet}
+	cfg, _ := baseManagerConfig("") // the defaults can't fail to load
+	return wireManagerConfig(env, cfg)
+}
+
+// baseManagerConfig is the configuration the local manager starts from:
+// the defaults with the local cluster's frameworks, or a user's file (its
+// frameworks kept when it names any).
+func baseManagerConfig(path string) (*configapi.Configuration, error) {
+	frameworks := []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment, configapi.FrameworkStatefulSet}
+	file := configfile.Default()
+	if path != "" {
+		var err error
+		if file, err = configfile.Load(path); err != nil {
+			return nil, fmt.Errorf("the manager's configuration: %w", err)
+		}
+	}
+	cfg := file.Config
+	if path == "" || file.Written.Integrations == nil || len(file.Written.Integrations.Frameworks) == 0 {
+		cfg.Integrations.Frameworks = frameworks
+	}
+	return cfg, nil
+}
+
+// wireManagerConfig points a configuration at the local cluster's webhook
+// serving and keeps the manager off shared ports.
+func wireManagerConfig(env *envtest.Environment, cfg *configapi.Configuration) *configapi.Configuration {
 	cfg.InternalCertManagement.Enable = ptr.To(false)
 	cfg.Webhook.Host = env.WebhookInstallOptions.LocalServingHost
 	cfg.Webhook.Port = ptr.To(env.WebhookInstallOptions.LocalServingPort)
@@ -430,8 +463,7 @@ func WriteAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, pat
 
 // startManager runs the manager in-process, serving its webhooks with the
 // certificates envtest registered in the webhook configuration.
-func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config) (chan error, error) {
-	cfg := ManagerConfig(env)
+func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config, cfg *configapi.Configuration) (chan error, error) {
 	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)
@@ -444,7 +476,7 @@ func startManager(ctx context.Context, env *envtest.Environment, restConfig *res
 		return nil, err
 	}
 	grace := managerGracefulShutdown
-	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true, GracefulShutdownTimeout: &grace})
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true, GracefulShutdownTimeout: &grace, CheckStuckAfter: manager.DefaultCheckStuckAfter})
 	if err != nil {
 		return nil, err
 	}

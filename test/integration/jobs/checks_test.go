@@ -74,6 +74,11 @@ func TestJobStartsWhenItsChecksAreReady(t *testing.T) {
 		t.Fatalf("the running Job's template lacks the checks' updates: labels %v, annotations %v, nodeSelector %v, tolerations %v",
 			tmpl.Labels, tmpl.Annotations, tmpl.Spec.NodeSelector, tmpl.Spec.Tolerations)
 	}
+	// A check withdrawn after the start takes the admission away: the Job
+	// stops, its quota still reserved.
+	cluster.SetCheck(t, wl, checks[1], kueue.CheckStatePending, nil)
+	waitWorkload(t, j, "reserved but no longer admitted", reservedWaitingForChecks)
+	waitJob(t, j, "stopped", suspended)
 }
 
 // Two checks that set the same label to different values can't both be
