@@ -68,13 +68,18 @@ func (r *WorkloadReconciler) reconcileChecks(wl *kueue.Workload, now time.Time) 
 		r.evictForRetry(key, retry)
 		return time.Time{}, true
 	}
-	r.Workloads.Update(key, writeKindAdmissionChecks, func(wl *kueue.Workload) bool {
+	sync := func(wl *kueue.Workload) bool {
 		if !workload.HasQuotaReservation(wl) || workload.IsEvicting(wl) || workload.IsFinished(wl) {
 			return false
 		}
 		synced := workload.SyncChecks(wl, needed, r.Clock.Now())
 		return workload.SyncAdmitted(wl, r.Clock.Now(), r.StuckAfter) || synced
-	}, r.countAdmission)
+	}
+	// Most workloads have no checks and are admitted: nothing to queue. The
+	// others are tried on a copy first, so that only a change is queued.
+	if (len(needed) > 0 || len(wl.Status.AdmissionChecks) > 0 || !workload.IsAdmitted(wl)) && sync(wl.DeepCopy()) {
+		r.Workloads.Update(key, writeKindAdmissionChecks, sync, r.countAdmission)
+	}
 	for _, c := range wl.Status.AdmissionChecks {
 		if c.State != kueue.CheckStateReady {
 			next = earliest(next, workload.NextStuckStep(c.LastTransitionTime.Time, now, r.StuckAfter))

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -100,7 +101,10 @@ func (r *GroupReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	case workload.IsEvicting(wl):
 		return ctrl.Result{}, r.evict(ctx, wl, pods)
 	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
-		if err := r.ungate(ctx, wl, pods); err != nil {
+		if err := r.ungate(ctx, wl, pods); errors.Is(err, integration.ErrConflictingUpdates) {
+			// No retry makes them agree: the Workload ends, saying why.
+			return ctrl.Result{}, r.finish(ctx, wl, integration.FinishedReasonFailedToStart, err.Error())
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.syncEnd(ctx, wl, pods); err != nil || workload.IsFinished(wl) {
@@ -350,6 +354,11 @@ func (r *GroupReconciler) syncEnd(ctx context.Context, wl *kueue.Workload, pods 
 	if reason == "" {
 		return r.releaseAll(ctx, pods, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	}
+	return r.finish(ctx, wl, reason, message)
+}
+
+// finish marks the group's Workload Finished.
+func (r *GroupReconciler) finish(ctx context.Context, wl *kueue.Workload, reason, message string) error {
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
 		Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(r.Clock.Now()), ObservedGeneration: wl.Generation})
