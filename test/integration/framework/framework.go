@@ -207,6 +207,14 @@ func RunSuite(m interface{ Run() int }, cluster **Cluster, opts manager.Options)
 // RunSuiteWith is RunSuite with the manager's configuration changed by
 // configure first.
 func RunSuiteWith(m interface{ Run() int }, cluster **Cluster, opts manager.Options, configure func(*configapi.Configuration)) int {
+	return RunSuitePrepared(m, cluster, opts, nil, configure)
+}
+
+// RunSuitePrepared is RunSuiteWith with prepare (nil: none) run on the
+// cluster before the manager starts (a CRD the manager looks for at
+// startup, say).
+func RunSuitePrepared(m interface{ Run() int }, cluster **Cluster, opts manager.Options, prepare func(*Cluster) error,
+	configure func(*configapi.Configuration)) int {
 	c, err := StartCluster()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
@@ -217,6 +225,12 @@ func RunSuiteWith(m interface{ Run() int }, cluster **Cluster, opts manager.Opti
 			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
 		}
 	}()
+	if prepare != nil {
+		if err := prepare(c); err != nil {
+			fmt.Fprintln(os.Stderr, "preparing the cluster:", err)
+			return 1
+		}
+	}
 	cfg := c.ManagerConfig()
 	if configure != nil {
 		configure(cfg)

@@ -6,7 +6,6 @@
 package provisioning
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -17,32 +16,8 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	c, err := framework.StartCluster()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the cluster:", err)
-		return 1
-	}
-	defer func() { _ = c.Stop() }()
-	// Before the manager starts: it sets up the check's controller only
-	// for a cluster that serves ProvisioningRequests.
-	if err := c.InstallProvisioningRequestCRD(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	stop, err := c.StartManager(c.ManagerConfig(), manager.Options{EnableWebhooks: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the manager:", err)
-		return 1
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "the manager failed:", err)
-		}
-	}()
-	cluster = c
-	return m.Run()
+	// The CRD before the manager starts: it sets up the check's controller
+	// only for a cluster that serves ProvisioningRequests.
+	os.Exit(framework.RunSuitePrepared(m, &cluster, manager.Options{EnableWebhooks: true},
+		(*framework.Cluster).InstallProvisioningRequestCRD, nil))
 }
