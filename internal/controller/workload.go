@@ -195,8 +195,11 @@ func (r *WorkloadReconciler) evict(wl *kueue.Workload) {
 		}
 		requeue := reason != kueue.EvictedByDeactivation && reason != kueue.EvictedByMaximumExecutionTime
 		if strings.HasPrefix(reason, kueue.EvictedByDeactivation) {
+			// Deactivated: the mark has done its work, and the requeue
+			// count starts over should someone reactivate the workload.
 			requeue = false
 			clearDeactivationTarget(wl)
+			wl.Status.RequeueState = nil
 		}
 		if r.stopsFirst(wl) {
 			workload.MarkEvicted(wl, reason, message, r.Clock.Now())
