@@ -294,7 +294,22 @@ func (t *Tracker) noteUnready(key string, wl *kueue.Workload) {
 		if len(t.unready) == 0 {
 			t.Queues.Signal()
 		}
+		t.countReady(wl)
 	}
+}
+
+// countReady counts an admitted workload whose pods just became ready
+// (seen unready before: one a restarted manager finds ready is not
+// counted twice).
+func (t *Tracker) countReady(wl *kueue.Workload) {
+	ready := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady)
+	admitted := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if ready == nil || ready.Status != metav1.ConditionTrue || admitted == nil || admitted.Status != metav1.ConditionTrue {
+		return
+	}
+	m := metricsWorkload(wl)
+	t.Metrics.PodsReady(metrics.Admission{ClusterQueue: m.ClusterQueue, Namespace: m.Namespace, LocalQueue: m.LocalQueue, PriorityClass: m.PriorityClass,
+		Waited: ready.LastTransitionTime.Sub(workload.QueueTime(wl))}, ready.LastTransitionTime.Sub(admitted.LastTransitionTime.Time))
 }
 
 // AdmissionBlocked names an admitted workload whose pods are not ready

@@ -69,6 +69,26 @@ var (
 		Help:    "Time from quota reservation to admission, for the LocalQueue's workloads.",
 		Buckets: waitBuckets(14),
 	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	readyWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_ready_wait_time_seconds",
+		Help:    "Time from a workload's queueing (creation, or its last requeue) until its pods were ready.",
+		Buckets: waitBuckets(14),
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	admittedUntilReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_admitted_until_ready_wait_time_seconds",
+		Help:    "Time from a workload's admission until its pods were ready.",
+		Buckets: waitBuckets(14),
+	}, []string{"cluster_queue", "priority_class", "replica_role"})
+	lqReadyWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_local_queue_ready_wait_time_seconds",
+		Help:    "Time from queueing until the pods were ready, for the LocalQueue's workloads.",
+		Buckets: waitBuckets(14),
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
+	lqAdmittedUntilReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+		Help:    "Time from admission until the pods were ready, for the LocalQueue's workloads.",
+		Buckets: waitBuckets(14),
+	}, []string{"name", "namespace", "priority_class", "replica_role"})
 	subtreeAdmittedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kueue_cohort_subtree_admitted_workloads_total",
 		Help: "Workloads admitted in the ClusterQueues of the cohort's subtree.",
@@ -101,7 +121,7 @@ var (
 
 func eventCollectors() []prometheus.Collector {
 	return []prometheus.Collector{admissionAttempts, admissionAttemptDuration, quotaReserved, quotaReservedWait,
-		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait, subtreeAdmittedTotal, checksWait, lqChecksWait,
+		admittedTotal, admissionWait, lqQuotaReserved, lqQuotaReservedWait, lqAdmittedTotal, lqAdmissionWait, subtreeAdmittedTotal, checksWait, lqChecksWait, readyWait, admittedUntilReady, lqReadyWait, lqAdmittedUntilReady,
 		evicted, lqEvicted, preempted, finished, lqFinished}
 }
 
@@ -196,6 +216,22 @@ func (r *Recorder) ChecksPassed(a Admission, checksWaited time.Duration) {
 	lqAdmissionWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(waited)
 	if a.Checked {
 		lqChecksWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(checksWaited.Seconds())
+	}
+}
+
+// PodsReady counts a workload whose pods became ready for the first time
+// in its admission: a.Waited is from its queueing, sinceAdmission from its
+// admission.
+func (r *Recorder) PodsReady(a Admission, sinceAdmission time.Duration) {
+	if r == nil {
+		return
+	}
+	role := r.role()
+	readyWait.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(a.Waited.Seconds())
+	admittedUntilReady.WithLabelValues(a.ClusterQueue, a.PriorityClass, role).Observe(sinceAdmission.Seconds())
+	if r.localQueue != nil && r.localQueue(a.Namespace, a.LocalQueue) {
+		lqReadyWait.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(a.Waited.Seconds())
+		lqAdmittedUntilReady.WithLabelValues(a.LocalQueue, a.Namespace, a.PriorityClass, role).Observe(sinceAdmission.Seconds())
 	}
 }
 

@@ -82,3 +82,32 @@ func TestRecorderCountsEvictionsPreemptionsAndFinishes(t *testing.T) {
 	none.Preempted("x", "y")
 	none.Finished(w)
 }
+
+// With admission checks, the reservation and the admission are counted
+// apart, the checks' wait with the admission; pods becoming ready count
+// their two waits.
+func TestRecorderCountsTwoPhaseAdmissions(t *testing.T) {
+	r := NewRecorder(func() string { return RoleLeader }, func(string, string) bool { return true }, nil)
+	a := Admission{ClusterQueue: "two-phase", Namespace: "ns", LocalQueue: "lq", PriorityClass: "p", Waited: time.Second, Checked: true}
+	r.Admitted(a)
+	if got := testutil.ToFloat64(quotaReserved.WithLabelValues("two-phase", "p", RoleLeader)); got != 1 {
+		t.Errorf("reserved %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(admittedTotal.WithLabelValues("two-phase", "p", RoleLeader)); got != 0 {
+		t.Errorf("admitted %v before the checks passed, want 0", got)
+	}
+	r.ChecksPassed(a, 30*time.Second)
+	if got := testutil.ToFloat64(admittedTotal.WithLabelValues("two-phase", "p", RoleLeader)); got != 1 {
+		t.Errorf("admitted %v once the checks passed, want 1", got)
+	}
+	if n := testutil.CollectAndCount(checksWait); n != 1 {
+		t.Errorf("%d checks-wait histograms, want 1", n)
+	}
+	r.PodsReady(a, 5*time.Second)
+	if n := testutil.CollectAndCount(admittedUntilReady); n != 1 {
+		t.Errorf("%d admitted-until-ready histograms, want 1", n)
+	}
+	if n := testutil.CollectAndCount(lqReadyWait); n != 1 {
+		t.Errorf("%d LocalQueue ready-wait histograms, want 1", n)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
@@ -110,10 +111,11 @@ func NewInfoWith(wl *kueue.Workload, resources *ResourcePolicy) *Info {
 }
 
 // QueueTime is when the workload (re)joined its queue: its creation, or the
-// time of its last eviction.
+// time of its last eviction or requeue. (An admission again turns Evicted
+// False: that time is not a queueing.)
 func QueueTime(wl *kueue.Workload) time.Time {
 	t := wl.CreationTimestamp.Time
-	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.LastTransitionTime.After(t) {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.After(t) {
 		t = c.LastTransitionTime.Time
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued); c != nil && c.LastTransitionTime.After(t) {
