@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
@@ -42,8 +44,15 @@ func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 			Parameters: &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: check.kind, Name: check.params}}}
 		create(t, ac)
 		// Even marked active by someone else, the check is not run here.
-		meta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "ready"})
-		if err := cluster.Client.Status().Update(ctx, ac); err != nil {
+		// (sluice writes the provisioning check's condition too: retried.)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(ac), ac); err != nil {
+				return err
+			}
+			meta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.ConditionActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "ready"})
+			return cluster.Client.Status().Update(ctx, ac)
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		cq := clusterQueue("cq-"+check.name, "", check.name+"-flavor")
