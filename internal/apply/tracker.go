@@ -307,9 +307,9 @@ func (t *Tracker) countReady(wl *kueue.Workload) {
 	if ready == nil || ready.Status != metav1.ConditionTrue || admitted == nil || admitted.Status != metav1.ConditionTrue {
 		return
 	}
-	m := metricsWorkload(wl)
-	t.Metrics.PodsReady(metrics.Admission{ClusterQueue: m.ClusterQueue, Namespace: m.Namespace, LocalQueue: m.LocalQueue, PriorityClass: m.PriorityClass,
-		Waited: ready.LastTransitionTime.Sub(workload.QueueTime(wl))}, ready.LastTransitionTime.Sub(admitted.LastTransitionTime.Time))
+	m := MetricsAdmission(wl)
+	m.Waited = ready.LastTransitionTime.Sub(workload.QueueTime(wl))
+	t.Metrics.PodsReady(m, ready.LastTransitionTime.Sub(admitted.LastTransitionTime.Time))
 }
 
 // AdmissionBlocked names an admitted workload whose pods are not ready

@@ -295,6 +295,15 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 	}
 }
 
+// MetricsAdmission names a workload's queues for its admission series;
+// Checked tells whether its admission waited for admission checks. The
+// caller sets Waited.
+func MetricsAdmission(wl *kueue.Workload) metrics.Admission {
+	m := metricsWorkload(wl)
+	return metrics.Admission{ClusterQueue: m.ClusterQueue, Namespace: m.Namespace, LocalQueue: m.LocalQueue, PriorityClass: m.PriorityClass,
+		Checked: len(wl.Status.AdmissionChecks) > 0}
+}
+
 // priorityClassName is the priority_class label of a workload's series:
 // the name of its priority class, "" without one.
 func priorityClassName(wl *kueue.Workload) string {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
-	"github.com/sluicehq/sluice/internal/metrics"
+	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -114,20 +114,9 @@ func (r *WorkloadReconciler) countAdmission(before, after *kueue.Workload) {
 	}
 	reserved := meta.FindStatusCondition(after.Status.Conditions, kueue.WorkloadQuotaReserved)
 	now := r.Clock.Now()
-	m := metricsAdmission(after)
+	m := apply.MetricsAdmission(after)
 	m.Waited = now.Sub(workload.QueueTime(after))
 	r.Workloads.Metrics.ChecksPassed(m, now.Sub(reserved.LastTransitionTime.Time))
-}
-
-func metricsAdmission(wl *kueue.Workload) metrics.Admission {
-	a := metrics.Admission{Namespace: wl.Namespace, LocalQueue: string(wl.Spec.QueueName), Checked: len(wl.Status.AdmissionChecks) > 0}
-	if wl.Status.Admission != nil {
-		a.ClusterQueue = string(wl.Status.Admission.ClusterQueue)
-	}
-	if ref := wl.Spec.PriorityClassRef; ref != nil {
-		a.PriorityClass = ref.Name
-	}
-	return a
 }
 
 // reconcilePodsReady evicts an admitted workload whose pods were not ready

@@ -7,13 +7,16 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -228,20 +231,24 @@ func (r *WorkloadReconciler) deleteRequests(ctx context.Context, wl *kueue.Workl
 	return nil
 }
 
+// equalState tells whether two states of a check say the same, whenever
+// they changed.
 func equalState(a, b kueue.AdmissionCheckState) bool {
-	return a.State == b.State && a.Message == b.Message && ptrEqual(a.RequeueAfterSeconds, b.RequeueAfterSeconds) &&
-		slices.EqualFunc(a.PodSetUpdates, b.PodSetUpdates, func(x, y kueue.PodSetUpdate) bool {
-			return x.Name == y.Name && maps.Equal(x.Labels, y.Labels) && maps.Equal(x.Annotations, y.Annotations) && maps.Equal(x.NodeSelector, y.NodeSelector)
-		})
+	a.LastTransitionTime, b.LastTransitionTime = metav1.Time{}, metav1.Time{}
+	return equality.Semantic.DeepEqual(a, b)
 }
-
-func ptrEqual(a, b *int32) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // SetupWithManager watches Workloads and the requests they control. Only
 // for a cluster that serves ProvisioningRequests.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// Only workloads with admission checks can have one of ours: the rest
+	// (most of them, on the admission hot path) are not queued here.
+	withChecks := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		wl, ok := o.(*kueue.Workload)
+		return ok && len(wl.Status.AdmissionChecks) > 0
+	})
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&kueue.Workload{}).
+		For(&kueue.Workload{}, builder.WithPredicates(withChecks)).
 		Owns(&autoscaling.ProvisioningRequest{}).
 		Named("provisioning-workload").
 		Complete(r)

@@ -28,21 +28,6 @@ func checkedQueue(t *testing.T, rules []kueue.AdmissionCheckStrategyRule, qs ...
 	return ns, cq
 }
 
-func conditionIs(typ string, status metav1.ConditionStatus, reason string, parts ...string) func(*kueue.Workload) error {
-	return func(wl *kueue.Workload) error {
-		c := meta.FindStatusCondition(wl.Status.Conditions, typ)
-		if c == nil || c.Status != status || (reason != "" && c.Reason != reason) {
-			return fmt.Errorf("%s: %+v", typ, c)
-		}
-		for _, p := range parts {
-			if !strings.Contains(c.Message, p) {
-				return fmt.Errorf("%s message %q lacks %q", typ, c.Message, p)
-			}
-		}
-		return nil
-	}
-}
-
 // A reservation in a ClusterQueue with checks is not an admission: the
 // workload holds its quota, lists the checks its flavors call for
 // (onFlavors), says which it waits for and since when (and, past the
@@ -65,7 +50,7 @@ func TestAdmissionChecksGateAdmission(t *testing.T) {
 		if !reserved(wl) {
 			return fmt.Errorf("not reserved: %v", wl.Status.Conditions)
 		}
-		return conditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse, workload.ReasonUnsatisfiedAdmissionChecks,
+		return framework.ConditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse, workload.ReasonUnsatisfiedAdmissionChecks,
 			everywhere.Name+" is Pending since", onF1.Name+" is Pending since")(wl)
 	})
 	if want := map[string]kueue.CheckState{everywhere.Name: kueue.CheckStatePending, onF1.Name: kueue.CheckStatePending}; !maps.Equal(framework.CheckStates(got), want) {
@@ -89,7 +74,7 @@ func TestAdmissionChecksGateAdmission(t *testing.T) {
 	waitPending(t, third, kueue.ReasonWaitingForQuota)
 
 	// A check pending past the stuck threshold says for how long.
-	cluster.WaitWorkload(t, first, "to say how long its checks wait", conditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse,
+	cluster.WaitWorkload(t, first, "to say how long its checks wait", framework.ConditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse,
 		workload.ReasonUnsatisfiedAdmissionChecks, onF1.Name+" is Pending since", "(for more than "))
 
 	cluster.SetCheck(t, first, everywhere.Name, kueue.CheckStateReady, nil)
@@ -97,10 +82,10 @@ func TestAdmissionChecksGateAdmission(t *testing.T) {
 		if strings.Contains(meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted).Message, everywhere.Name) {
 			return fmt.Errorf("still names the Ready check: %v", wl.Status.Conditions)
 		}
-		return conditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse, workload.ReasonUnsatisfiedAdmissionChecks, onF1.Name)(wl)
+		return framework.ConditionIs(kueue.WorkloadAdmitted, metav1.ConditionFalse, workload.ReasonUnsatisfiedAdmissionChecks, onF1.Name)(wl)
 	})
 	cluster.SetCheck(t, first, onF1.Name, kueue.CheckStateReady, nil)
-	cluster.WaitWorkload(t, first, "admitted", conditionIs(kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted"))
+	cluster.WaitWorkload(t, first, "admitted", framework.ConditionIs(kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted"))
 	if get(t, third); reserved(third) {
 		t.Fatal("a third workload got quota held by two reservations")
 	}
@@ -131,10 +116,10 @@ func TestAdmissionCheckRetryAndReject(t *testing.T) {
 		if reserved(wl) {
 			return fmt.Errorf("still reserved")
 		}
-		if err := conditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, kueue.EvictedByAdmissionCheck, check.Name, "no capacity yet", "asks to retry")(wl); err != nil {
+		if err := framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, kueue.EvictedByAdmissionCheck, check.Name, "no capacity yet", "asks to retry")(wl); err != nil {
 			return err
 		}
-		return conditionIs(kueue.WorkloadRequeued, metav1.ConditionFalse, kueue.EvictedByAdmissionCheck, "after a backoff")(wl)
+		return framework.ConditionIs(kueue.WorkloadRequeued, metav1.ConditionFalse, kueue.EvictedByAdmissionCheck, "after a backoff")(wl)
 	})
 	if rs := got.Status.RequeueState; rs == nil || rs.RequeueAt == nil {
 		t.Fatalf("requeueState = %+v, want requeueAt", rs)
@@ -158,7 +143,7 @@ func TestAdmissionCheckRetryAndReject(t *testing.T) {
 		if reserved(wl) || workload.IsActive(wl) {
 			return fmt.Errorf("reserved %v, active %v", reserved(wl), workload.IsActive(wl))
 		}
-		return conditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, "DeactivatedDueToAdmissionCheck", check.Name, "over budget", "rejected")(wl)
+		return framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, "DeactivatedDueToAdmissionCheck", check.Name, "over budget", "rejected")(wl)
 	})
 	if workload.IsDeactivationTarget(got) {
 		t.Fatalf("the DeactivationTarget mark stays after the deactivation: %v", got.Status.Conditions)
@@ -168,7 +153,7 @@ func TestAdmissionCheckRetryAndReject(t *testing.T) {
 		if !reserved(wl) {
 			return fmt.Errorf("not reserved: %v", wl.Status.Conditions)
 		}
-		return conditionIs(kueue.WorkloadRequeued, metav1.ConditionTrue, "BackoffFinished")(wl)
+		return framework.ConditionIs(kueue.WorkloadRequeued, metav1.ConditionTrue, "BackoffFinished")(wl)
 	})
 	if c := got.Status.AdmissionChecks[0]; c.State != kueue.CheckStatePending || ptr.Deref(c.RetryCount, 0) != 1 {
 		t.Fatalf("check on the new reservation = %+v, want Pending with the retry counted", c)

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -83,4 +84,21 @@ func CheckStates(wl *kueue.Workload) map[string]kueue.CheckState {
 		out[c.Name] = c.State
 	}
 	return out
+}
+
+// ConditionIs matches a Workload whose condition typ has status, reason
+// ("" for any) and a message containing every part.
+func ConditionIs(typ string, status metav1.ConditionStatus, reason string, parts ...string) func(*kueue.Workload) error {
+	return func(wl *kueue.Workload) error {
+		c := meta.FindStatusCondition(wl.Status.Conditions, typ)
+		if c == nil || c.Status != status || (reason != "" && c.Reason != reason) {
+			return fmt.Errorf("%s: %+v", typ, c)
+		}
+		for _, p := range parts {
+			if !strings.Contains(c.Message, p) {
+				return fmt.Errorf("%s message %q lacks %q", typ, c.Message, p)
+			}
+		}
+		return nil
+	}
 }

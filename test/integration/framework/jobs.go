@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/job"
 )
 
 // Job is a batch Job of parallelism pods of cpu each in LocalQueue lq
@@ -48,4 +50,11 @@ func (c *Cluster) SetJobStatus(t testing.TB, j *batchv1.Job, mutate func(*batchv
 	if err != nil {
 		t.Fatalf("writing the status of Job %s: %v", j.Name, err)
 	}
+}
+
+// JobWorkload is the Workload of a created Job, named as the contract
+// says.
+func JobWorkload(j *batchv1.Job) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace,
+		Name: integration.WorkloadName(job.Kind.GVK, j.Name, j.UID)}}
 }

@@ -17,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
-	"github.com/sluicehq/sluice/internal/integration"
-	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -76,10 +74,7 @@ func getJob(t *testing.T, j *batchv1.Job) *batchv1.Job {
 }
 
 // workloadOf is the Workload of a Job, named as the contract says.
-func workloadOf(j *batchv1.Job) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace,
-		Name: integration.WorkloadName(job.Kind.GVK, j.Name, j.UID)}}
-}
+func workloadOf(j *batchv1.Job) *kueue.Workload { return framework.JobWorkload(j) }
 
 // waitWorkload waits until the Job's Workload satisfies cond and returns it.
 func waitWorkload(t *testing.T, j *batchv1.Job, what string, cond func(*kueue.Workload) error) *kueue.Workload {

@@ -3,18 +3,14 @@ package podsready
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
-	"github.com/sluicehq/sluice/internal/integration"
-	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/workload"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -40,15 +36,11 @@ func newJob(t *testing.T, ns string) *batchv1.Job {
 	t.Cleanup(func() {
 		_ = cluster.Client.Delete(context.Background(), j, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		framework.Eventually(t, "the Workload of "+j.Name+" to go", func(ctx context.Context) (bool, error) {
-			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(workloadOf(j)), &kueue.Workload{})
+			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(framework.JobWorkload(j)), &kueue.Workload{})
 			return client.IgnoreNotFound(err) == nil && err != nil, client.IgnoreNotFound(err)
 		})
 	})
 	return j
-}
-
-func workloadOf(j *batchv1.Job) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: integration.WorkloadName(job.Kind.GVK, j.Name, j.UID)}}
 }
 
 // waitJob waits until the Job is suspended (or not) and returns it.
@@ -82,21 +74,6 @@ func stopPods(t *testing.T, j *batchv1.Job) {
 	})
 }
 
-func condition(typ string, status metav1.ConditionStatus, reason string, parts ...string) func(*kueue.Workload) error {
-	return func(wl *kueue.Workload) error {
-		c := meta.FindStatusCondition(wl.Status.Conditions, typ)
-		if c == nil || c.Status != status || c.Reason != reason {
-			return fmt.Errorf("%s: %+v", typ, c)
-		}
-		for _, p := range parts {
-			if !strings.Contains(c.Message, p) {
-				return fmt.Errorf("%s message %q lacks %q", typ, c.Message, p)
-			}
-		}
-		return nil
-	}
-}
-
 func admitted(wl *kueue.Workload) error {
 	if !framework.Reserved(wl) || !workload.IsAdmitted(wl) {
 		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
@@ -112,14 +89,14 @@ func admitted(wl *kueue.Workload) error {
 func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 	ns := queue(t, "4")
 	stuck := newJob(t, ns)
-	cluster.WaitWorkload(t, workloadOf(stuck), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted", admitted)
 	waitJob(t, stuck, false)
 	runPods(t, stuck, 0)
 
 	next := newJob(t, ns)
-	cluster.WaitPending(t, workloadOf(next), "WaitingForPodsReady", "waitForPodsReady.blockAdmission", workloadOf(stuck).Name)
+	cluster.WaitPending(t, framework.JobWorkload(next), "WaitingForPodsReady", "waitForPodsReady.blockAdmission", framework.JobWorkload(stuck).Name)
 
-	got := cluster.WaitWorkload(t, workloadOf(stuck), "evicted for its unready pods", condition(kueue.WorkloadEvicted, metav1.ConditionTrue,
+	got := cluster.WaitWorkload(t, framework.JobWorkload(stuck), "evicted for its unready pods", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue,
 		kueue.EvictedByPodsReadyTimeout, "Exceeded the PodsReady timeout of "+timeout.String()))
 	if rs := got.Status.RequeueState; rs == nil || ptr.Deref(rs.Count, 0) != 1 || rs.RequeueAt == nil {
 		t.Fatalf("requeueState = %+v, want count 1 and a requeueAt", rs)
@@ -129,28 +106,28 @@ func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 
 	// The eviction unblocks admission: the next Job runs, and once its pod
 	// is ready its Workload says so.
-	cluster.WaitWorkload(t, workloadOf(next), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(next), "admitted", admitted)
 	waitJob(t, next, false)
 	runPods(t, next, 1)
-	cluster.WaitWorkload(t, workloadOf(next), "PodsReady", condition(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))
+	cluster.WaitWorkload(t, framework.JobWorkload(next), "PodsReady", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))
 
 	// After its backoff the first is admitted again, still never ready:
 	// out of requeues, it is deactivated.
-	cluster.WaitWorkload(t, workloadOf(stuck), "admitted again after its backoff", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted again after its backoff", admitted)
 	waitJob(t, stuck, false)
 	runPods(t, stuck, 0)
-	got = cluster.WaitWorkload(t, workloadOf(stuck), "deactivated", condition(kueue.WorkloadEvicted, metav1.ConditionTrue,
+	got = cluster.WaitWorkload(t, framework.JobWorkload(stuck), "deactivated", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue,
 		"DeactivatedDueToRequeuingLimitExceeded", "backoffLimitCount 1"))
 	if workload.IsActive(got) {
 		t.Fatal("spec.active is still true")
 	}
 	waitJob(t, stuck, true)
 	stopPods(t, stuck)
-	cluster.WaitWorkload(t, workloadOf(stuck), "without a reservation, not queued", func(wl *kueue.Workload) error {
+	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "without a reservation, not queued", func(wl *kueue.Workload) error {
 		if framework.Reserved(wl) {
 			return fmt.Errorf("still reserved")
 		}
-		return condition(kueue.WorkloadRequeued, metav1.ConditionFalse, "DeactivatedDueToRequeuingLimitExceeded")(wl)
+		return framework.ConditionIs(kueue.WorkloadRequeued, metav1.ConditionFalse, "DeactivatedDueToRequeuingLimitExceeded")(wl)
 	})
 }
 
@@ -159,23 +136,23 @@ func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 func TestPodsThatStopBeingReadyHaveTheRecoveryTimeout(t *testing.T) {
 	ns := queue(t, "2")
 	j := newJob(t, ns)
-	cluster.WaitWorkload(t, workloadOf(j), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "admitted", admitted)
 	waitJob(t, j, false)
 	runPods(t, j, 1)
-	cluster.WaitWorkload(t, workloadOf(j), "PodsReady", condition(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "PodsReady", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))
 	runPods(t, j, 0)
-	cluster.WaitWorkload(t, workloadOf(j), "waiting for recovery", condition(kueue.WorkloadPodsReady, metav1.ConditionFalse, workload.ReasonWaitForRecovery))
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "waiting for recovery", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionFalse, workload.ReasonWaitForRecovery))
 	runPods(t, j, 1)
-	cluster.WaitWorkload(t, workloadOf(j), "recovered", condition(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonRecovered))
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "recovered", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonRecovered))
 	runPods(t, j, 0)
-	cluster.WaitWorkload(t, workloadOf(j), "evicted after the recovery timeout", condition(kueue.WorkloadEvicted, metav1.ConditionTrue,
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "evicted after the recovery timeout", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue,
 		kueue.EvictedByPodsReadyTimeout, "recovery timeout"))
 	waitJob(t, j, true)
 	stopPods(t, j)
-	cluster.WaitWorkload(t, workloadOf(j), "back to WaitForStart without a reservation", func(wl *kueue.Workload) error {
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "back to WaitForStart without a reservation", func(wl *kueue.Workload) error {
 		if framework.Reserved(wl) {
 			return fmt.Errorf("still reserved")
 		}
-		return condition(kueue.WorkloadPodsReady, metav1.ConditionFalse, workload.ReasonWaitForStart)(wl)
+		return framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionFalse, workload.ReasonWaitForStart)(wl)
 	})
 }

@@ -17,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
-	"github.com/sluicehq/sluice/internal/integration"
-	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/workload"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -99,10 +97,6 @@ func checkState(check string, state kueue.CheckState, parts ...string) func(*kue
 	}
 }
 
-func workloadOfJob(j *batchv1.Job) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: integration.WorkloadName(job.Kind.GVK, j.Name, j.UID)}}
-}
-
 // A Job in a ClusterQueue with a ProvisioningRequest check waits,
 // suspended, for the request sluice makes (class, parameters, a template
 // with the flavor's placement, the admitted count); once the autoscaler
@@ -116,7 +110,7 @@ func TestProvisionedCapacityStartsTheJob(t *testing.T) {
 			{Key: "cloud.example.com/reservation", ValueFromProvisioningClassDetail: "reservation"}}}})
 	j := framework.Job(ns, cluster.Unique("job"), "lq", 2, "1")
 	cluster.MustCreate(t, j)
-	wl := workloadOfJob(j)
+	wl := framework.JobWorkload(j)
 	cluster.WaitWorkload(t, wl, "waiting for its request", checkState(check, kueue.CheckStatePending, "ProvisioningRequest"))
 
 	pr := request(t, ns, wl.Name+"-"+check+"-1")
