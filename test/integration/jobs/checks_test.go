@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
 // withChecks adds admission checks (Active, run by a controller the test
@@ -102,5 +105,32 @@ func TestConflictingPodSetUpdatesFailTheWorkload(t *testing.T) {
 	}
 	if suspended(getJob(t, j)) != nil {
 		t.Fatal("a Job with conflicting podSetUpdates ran")
+	}
+}
+
+// The checks widen the time between reservation and start: a Job whose
+// parallelism is raised while they are pending must still not run beyond
+// what was reserved once they pass. It is evicted as changed and queues
+// again with its new count, which waits (6 CPU can never fit in 2).
+func TestJobRaisedWhileItsChecksArePendingDoesNotRunBeyondItsReservation(t *testing.T) {
+	s := newQueue(t, "2", false)
+	checks := s.withChecks(t, 1)
+	j := newJob(s.ns, "lq", 1, "1")
+	j.Spec.Completions = ptr.To(int32(12))
+	cluster.MustCreate(t, j)
+	waitWorkload(t, j, "reserved, waiting for its checks", reservedWaitingForChecks)
+	update(t, j, func() { j.Spec.Parallelism = ptr.To(int32(6)) })
+	cluster.SetCheck(t, workloadOf(j), checks[0], kueue.CheckStateReady, nil)
+	waitWorkload(t, j, "to queue again with 6 pods", func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil || wl.Spec.PodSets[0].Count != 6 {
+			return fmt.Errorf("admission %v, count %d", wl.Status.Admission, wl.Spec.PodSets[0].Count)
+		}
+		return nil
+	})
+	if got := getJob(t, j); !ptr.Deref(got.Spec.Suspend, false) {
+		t.Fatalf("the raised Job runs (parallelism %d) on a 1-pod reservation", ptr.Deref(got.Spec.Parallelism, 0))
+	}
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
 	}
 }
