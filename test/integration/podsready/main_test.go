@@ -21,7 +21,7 @@ import (
 var cluster *framework.Cluster
 
 // timeout is waitForPodsReady.timeout (and recoveryTimeout) here.
-const timeout = 3 * time.Second
+const timeout = 10 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunSuiteWith(m, &cluster, manager.Options{EnableWebhooks: true}, func(cfg *configapi.Configuration) {
