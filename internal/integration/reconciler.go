@@ -145,14 +145,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err := r.stopJob(ctx, job, "its Workload is finished")
 		return ctrl.Result{}, err
 	case workload.IsEvicting(wl):
-		return r.evict(ctx, job, wl)
+		return r.evict(ctx, job, wl, decision.QueueName)
+	case workload.HasQuotaReservation(wl) && beyondAdmission(job, wl) != "":
+		// Edited after its quota was reserved (e.g. parallelism raised
+		// while it runs, or while its admission checks are pending): it
+		// must not run beyond that quota. It stops, and the Workload
+		// queues again with the new shape.
+		return ctrl.Result{}, r.evictChanged(ctx, job, wl, beyondAdmission(job, wl))
 	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
-		if why := beyondAdmission(job, wl); why != "" {
-			// Edited after admission (e.g. parallelism raised while it
-			// runs): it must not run beyond its quota. It stops, and the
-			// Workload queues again with the new shape.
-			return ctrl.Result{}, r.evictChanged(ctx, job, wl, why)
-		}
 		if job.IsSuspended() {
 			return ctrl.Result{}, r.start(ctx, job, wl)
 		}
@@ -383,7 +383,7 @@ func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) err
 // a stale injection first) and runs it with infos.
 func runWithOriginals(job Job, infos []PodSetInfo) error {
 	obj := job.Object()
-	if stale, err := originalsOf(obj); err != nil {
+	if stale, err := OriginalsOf(obj); err != nil {
 		return err
 	} else if stale != nil {
 		job.Restore(stale)
@@ -446,7 +446,11 @@ func PodSetInfos(ctx context.Context, reader client.Reader, wl *kueue.Workload) 
 // own status comes from the cache and may predate a pod its controller
 // created just before the suspension (a job admitted and preempted at
 // once); the settle time lets that controller see the suspension first.
-func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) (ctrl.Result, error) {
+//
+// The Workload of a suspended job then takes the job's shape in the same
+// pass: a scheduler that reserved the old shape again in between would
+// otherwise win the race and hold quota the job no longer matches.
+func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload, queue string) (ctrl.Result, error) {
 	evicted := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 	stopped, err := r.stopJob(ctx, job, fmt.Sprintf("%s: %s", evicted.Reason, evicted.Message))
 	if !stopped || err != nil {
@@ -463,7 +467,10 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload) (ct
 	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
 		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
 	}
-	return ctrl.Result{}, nil
+	if workload.IsFinished(wl) || !job.IsSuspended() || hasOriginals(job.Object()) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.syncPendingWorkload(ctx, job, wl, queue)
 }
 
 // evictChanged marks the Workload of a job that no longer matches its
@@ -507,7 +514,7 @@ func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, er
 	if job.Active() {
 		return false, nil
 	}
-	originals, err := originalsOf(obj)
+	originals, err := OriginalsOf(obj)
 	if err != nil || originals == nil {
 		// Nothing to restore (or unreadable: the template stays as it is).
 		return true, nil
@@ -753,7 +760,9 @@ func hasOriginals(obj client.Object) bool {
 	return ok
 }
 
-func originalsOf(obj client.Object) ([]PodSetInfo, error) {
+// OriginalsOf reads what admission changed in a started job, to undo it
+// (nil when the job was not started by sluice).
+func OriginalsOf(obj client.Object) ([]PodSetInfo, error) {
 	value, ok := obj.GetAnnotations()[OriginalPodSetsAnnotation]
 	if !ok {
 		return nil, nil
