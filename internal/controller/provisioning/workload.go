@@ -143,6 +143,14 @@ func (r *WorkloadReconciler) syncCheck(ctx context.Context, wl *kueue.Workload, 
 	case err != nil:
 		return state, fmt.Errorf("reading ProvisioningRequest %s: %w", name, err)
 	}
+	if owner := metav1.GetControllerOf(pr); owner == nil || owner.UID != wl.UID {
+		// Someone created a request under this name first: its status
+		// says nothing about this Workload's capacity, so it is neither
+		// trusted nor deleted, and the check waits.
+		state.State = kueue.CheckStatePending
+		state.Message = fmt.Sprintf("ProvisioningRequest %s exists but is not controlled by Workload %s; it is not used", name, wl.Name)
+		return state, nil
+	}
 	next, message, wait := nextState(pr, &state, workload.IsAdmitted(wl), retryOf(prc))
 	if state.State == kueue.CheckStateReady && (next == kueue.CheckStateReady || next == kueue.CheckStatePending) {
 		// Provisioned: only a booking that expires before the start, or

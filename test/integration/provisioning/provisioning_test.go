@@ -225,3 +225,28 @@ func getJob(t *testing.T, j *batchv1.Job) *batchv1.Job {
 	}
 	return out
 }
+
+// A tenant who creates, before sluice, a request under the name sluice
+// would use and marks it Provisioned gets nothing from it: sluice only
+// trusts requests its Workload controls, so the check stays Pending, the
+// Workload unadmitted, and the tenant's request is left alone.
+func TestForeignRequestUnderSluicesNameIsNotTrusted(t *testing.T) {
+	ns, check := provisionedQueue(t, "4", kueue.ProvisioningRequestConfigSpec{ProvisioningClassName: class})
+	tmpl := &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squatter"},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}}
+	forged := &autoscaling.ProvisioningRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wl-" + check + "-1"},
+		Spec: autoscaling.ProvisioningRequestSpec{ProvisioningClassName: class,
+			PodSets: []autoscaling.PodSet{{PodTemplateRef: autoscaling.Reference{Name: tmpl.Name}, Count: 1}}}}
+	cluster.MustCreate(t, tmpl, forged)
+	autoscale(t, forged, autoscaling.Provisioned, "forged", nil)
+
+	wl := framework.Workload(ns, "wl", "lq", 0, 1, "1")
+	cluster.MustCreate(t, wl)
+	got := cluster.WaitWorkload(t, wl, "waiting, the forged request not used", checkState(check, kueue.CheckStatePending, "not controlled by"))
+	if workload.IsAdmitted(got) {
+		t.Fatal("admitted through a request it does not control")
+	}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(forged), forged); err != nil {
+		t.Fatalf("the tenant's own request was touched: %v", err)
+	}
+}
