@@ -20,7 +20,7 @@ var ControllerGroupKinds = []string{
 
 // actedOnGates are the feature gates whose setting changes what sluice
 // does; the others are reported as not acted on.
-var actedOnGates = []string{v1beta2.DisableWaitForPodsReadyGate, v1beta2.VisibilityOnDemandGate}
+var actedOnGates = []string{v1beta2.DisableWaitForPodsReadyGate, v1beta2.VisibilityOnDemandGate, v1beta2.MultiKueueGate, v1beta2.MultiKueueAllowInsecureKubeconfigsGate}
 
 // refused are the settings sluice cannot honour and must not ignore:
 // ignoring them would let work run outside quota.
@@ -44,7 +44,10 @@ func (f *File) NotActedOn() []string {
 			out = append(out, path+": "+why)
 		}
 	}
-	add(w.MultiKueue != nil, "multiKueue", "sluice does not dispatch to worker clusters yet")
+	if mk := w.MultiKueue; mk != nil {
+		add(len(mk.ExternalFrameworks) > 0, "multiKueue.externalFrameworks", "sluice dispatches the kinds it integrates (batch Jobs); the workloads of other kinds are rejected by the MultiKueue check")
+		add(mk.ClusterProfile != nil, "multiKueue.clusterProfile", "ClusterProfiles are not supported: MultiKueueClusters that name one are inactive")
+	}
 	add(w.AdmissionFairSharing != nil, "admissionFairSharing", "workloads are ordered by priority and creation, not by their LocalQueue's usage")
 	add(w.TLS != nil, "tls", "the servers use Go's default TLS settings")
 	add(len(w.Metrics.CustomLabels) > 0, "metrics.customLabels", "metrics carry no custom labels yet")

@@ -72,10 +72,7 @@ type clusterQueueFacts struct {
 	// topologyFlavors name a Topology: topology-aware scheduling is not
 	// implemented, and ignoring it would place pods without it.
 	topologyFlavors []string
-	// unimplementedChecks are run by a Kueue controller sluice does not
-	// have yet (MultiKueue): by name, the controller.
-	unimplementedChecks []string
-	cohortCycle         []string
+	cohortCycle     []string
 }
 
 func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.ClusterQueue) (clusterQueueFacts, error) {
@@ -101,10 +98,7 @@ func (r *ClusterQueueReconciler) gatherFacts(ctx context.Context, cq *kueue.Clus
 			f.missingChecks = append(f.missingChecks, name)
 			continue
 		}
-		switch {
-		case ac.Spec.ControllerName == kueue.MultiKueueControllerName:
-			f.unimplementedChecks = append(f.unimplementedChecks, fmt.Sprintf("%s (%s)", name, ac.Spec.ControllerName))
-		case !meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.ConditionActive):
+		if !meta.IsStatusConditionTrue(ac.Status.Conditions, kueue.ConditionActive) {
 			f.inactiveChecks = append(f.inactiveChecks, name)
 		}
 	}
@@ -133,9 +127,6 @@ func clusterQueueActive(cq *kueue.ClusterQueue, f clusterQueueFacts) metav1.Cond
 	case len(f.topologyFlavors) > 0:
 		return inactive(kueue.ReasonNotImplemented, "ResourceFlavor %s: sluice does not implement topology-aware scheduling yet",
 			strings.Join(f.topologyFlavors, ", "))
-	case len(f.unimplementedChecks) > 0:
-		return inactive(kueue.ReasonAdmissionCheckInactive, "AdmissionCheck %s: sluice does not implement this admission check controller yet",
-			strings.Join(f.unimplementedChecks, ", "))
 	case len(f.inactiveChecks) > 0:
 		return inactive(kueue.ReasonAdmissionCheckInactive, "AdmissionCheck %s is not active", strings.Join(f.inactiveChecks, ", "))
 	}

@@ -36,8 +36,6 @@ func TestClusterQueueActive(t *testing.T) {
 			wantReason: kueue.ReasonAdmissionCheckInactive, wantInMsg: "d"},
 		{name: "a flavor with a topology", facts: clusterQueueFacts{topologyFlavors: []string{"tas (topology dc)"}, inactiveChecks: []string{"d"}},
 			wantReason: kueue.ReasonNotImplemented, wantInMsg: "tas (topology dc): sluice does not implement topology-aware scheduling yet"},
-		{name: "a check of a controller sluice lacks", facts: clusterQueueFacts{unimplementedChecks: []string{"prov (kueue.x-k8s.io/provisioning-request)"}},
-			wantReason: kueue.ReasonAdmissionCheckInactive, wantInMsg: "prov (kueue.x-k8s.io/provisioning-request): sluice does not implement this admission check controller yet"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

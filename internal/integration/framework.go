@@ -67,6 +67,9 @@ type Kind struct {
 	NewObject func() client.Object
 	NewList   func() client.ObjectList
 	Wrap      func(client.Object) Job
+	// Remote, when set, lets MultiKueue dispatch the kind's jobs to worker
+	// clusters.
+	Remote RemoteAdapter
 	// Finalizer, when set, is one the kind's webhook puts on its objects;
 	// the framework removes it once the Workload no longer needs the object.
 	Finalizer string

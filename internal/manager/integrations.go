@@ -31,12 +31,14 @@ type integrations struct {
 	enabled map[string]bool
 	// labelKeysToCopy: job labels copied to Workloads.
 	labelKeysToCopy []string
+	// multiKueue: Jobs sent to a MultiKueue ClusterQueue are dispatched.
+	multiKueue bool
 	// notices delivers the pod webhook's notices as Events (pod enabled).
 	notices *pod.Notices
 }
 
 func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader) (*integrations, error) {
-	in := &integrations{enabled: map[string]bool{}, labelKeysToCopy: cfg.Integrations.LabelKeysToCopy}
+	in := &integrations{enabled: map[string]bool{}, labelKeysToCopy: cfg.Integrations.LabelKeysToCopy, multiKueue: multiKueueEnabled(cfg)}
 	// Deployments and StatefulSets are queued through their Pods: no kind
 	// of their own.
 	for _, fw := range []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet} {
@@ -102,6 +104,7 @@ func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
 		Policy:      in.policy,
 		Reader:      mgr.GetClient(),
 		ClassReader: mgr.GetAPIReader(),
+		MultiKueue:  in.multiKueue,
 	})
 	if err != nil {
 		return err

@@ -71,6 +71,9 @@ type Options struct {
 	// before the workload's Admitted condition says for how long (0:
 	// never); DefaultCheckStuckAfter by the command's flag.
 	CheckStuckAfter time.Duration
+	// MultiKueueProbeInterval is how often each worker cluster is looked
+	// at (0: DefaultMultiKueueProbeInterval).
+	MultiKueueProbeInterval time.Duration
 	// SeveralPerProcess lets a process build more than one manager (tests
 	// that restart one): controller names are then not checked for
 	// uniqueness, which guards against registering metrics twice.
@@ -162,6 +165,9 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		return nil, err
 	}
 	if err := setupProvisioning(mgr, copts.Client); err != nil {
+		return nil, err
+	}
+	if err := setupMultiKueue(mgr, cfg, copts.Client, in, restConfig, opts.MultiKueueProbeInterval); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

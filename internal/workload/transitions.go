@@ -98,6 +98,8 @@ func ClearReservation(wl *kueue.Workload, requeue bool, now time.Time) {
 	resetPodsReady(wl, now)
 	wl.Status.Admission = nil
 	wl.Status.ReclaimablePods = nil
+	// A MultiKueue dispatch ends with the reservation it was made for.
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = nil, nil
 }
 
 // BackoffUntil is when a workload that was evicted may queue again (zero

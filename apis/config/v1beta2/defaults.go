@@ -10,26 +10,28 @@ import (
 // Defaults of the configuration: Kueue's, but for sluice's own names
 // (namespace, webhook Service and Secret).
 const (
-	DefaultNamespace               = "sluice-system"
-	DefaultWebhookServiceName      = "sluice-webhook-service"
-	DefaultWebhookSecretName       = "sluice-webhook-server-cert"
-	DefaultWebhookPort             = 9443
-	DefaultWebhookCertDir          = "/tmp/k8s-webhook-server/serving-certs"
-	DefaultMetricsBindAddress      = ":8443"
-	DefaultHealthProbeBindAddress  = ":8081"
-	DefaultLeaderElectionID        = "c1f6bfd2.kueue.x-k8s.io"
-	DefaultClientConnectionQPS     = float32(300)
-	DefaultClientConnectionBurst   = int32(500)
-	DefaultWaitForPodsReadyTimeout = 30 * time.Minute
-	DefaultRequeuingBackoffBase    = int32(60)
-	DefaultRequeuingBackoffMax     = int32(3600)
-	DefaultMultiKueueGCInterval    = time.Minute
-	DefaultMultiKueueOrigin        = "multikueue"
-	DefaultMultiKueueWorkerLost    = 15 * time.Minute
-	DefaultVisibilityBindPort      = int32(8082)
-	DefaultIncrementalStepSize     = int32(3)
-	DefaultUsageSamplingInterval   = 5 * time.Minute
-	DisableWaitForPodsReadyGate    = "DisableWaitForPodsReady"
+	DefaultNamespace                       = "sluice-system"
+	DefaultWebhookServiceName              = "sluice-webhook-service"
+	DefaultWebhookSecretName               = "sluice-webhook-server-cert"
+	DefaultWebhookPort                     = 9443
+	DefaultWebhookCertDir                  = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultMetricsBindAddress              = ":8443"
+	DefaultHealthProbeBindAddress          = ":8081"
+	DefaultLeaderElectionID                = "c1f6bfd2.kueue.x-k8s.io"
+	DefaultClientConnectionQPS             = float32(300)
+	DefaultClientConnectionBurst           = int32(500)
+	DefaultWaitForPodsReadyTimeout         = 30 * time.Minute
+	DefaultRequeuingBackoffBase            = int32(60)
+	DefaultRequeuingBackoffMax             = int32(3600)
+	DefaultMultiKueueGCInterval            = time.Minute
+	DefaultMultiKueueOrigin                = "multikueue"
+	DefaultMultiKueueWorkerLost            = 15 * time.Minute
+	DefaultVisibilityBindPort              = int32(8082)
+	DefaultIncrementalStepSize             = int32(3)
+	DefaultUsageSamplingInterval           = 5 * time.Minute
+	DisableWaitForPodsReadyGate            = "DisableWaitForPodsReady"
+	MultiKueueGate                         = "MultiKueue"
+	MultiKueueAllowInsecureKubeconfigsGate = "MultiKueueAllowInsecureKubeconfigs"
 	// VisibilityOnDemandGate off stops the visibility server (on by
 	// default, as in Kueue).
 	VisibilityOnDemandGate          = "VisibilityOnDemand"

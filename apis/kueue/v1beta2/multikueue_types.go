@@ -4,9 +4,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MultiKueueControllerName is the controllerName of Kueue's MultiKueue
-// admission check, which sluice does not implement yet.
-const MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
+const (
+	// MultiKueueControllerName is the controllerName of the MultiKueue
+	// admission check, and the spec.managedBy of the jobs it dispatches.
+	MultiKueueControllerName = "kueue.x-k8s.io/multikueue"
+
+	// MultiKueueClusterActive is the condition telling a worker is usable.
+	MultiKueueClusterActive = "Active"
+
+	// MultiKueueOriginLabel marks the objects a manager made in a worker
+	// with the manager's origin (the configuration's multiKueue.origin).
+	MultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin"
+
+	// MultiKueueOriginUIDAnnotation holds, on a remote object, the UID of
+	// the manager's object it copies.
+	MultiKueueOriginUIDAnnotation = "kueue.x-k8s.io/multikueue-origin-uid"
+)
 
 // LocationType: where a worker cluster's kubeconfig is.
 type LocationType string
@@ -72,8 +85,8 @@ type MultiKueueClusterStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 }
 
-// MultiKueueCluster is a worker cluster of MultiKueue. sluice serves the
-// kind so that manifests holding it apply; it does not dispatch yet.
+// MultiKueueCluster is a worker cluster of MultiKueue: how the manager
+// cluster reaches it.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion

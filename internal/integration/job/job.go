@@ -27,6 +27,7 @@ var Kind = integration.Kind{
 	NewList:   func() client.ObjectList { return &batchv1.JobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*batchv1.Job)} },
 	PodsGone:  podsGone,
+	Remote:    RemoteAdapter{},
 }
 
 // podsGone tells whether no pod of the Job with this UID may still run:
@@ -155,8 +156,12 @@ func (j *Job) ReclaimablePods() []kueue.ReclaimablePod {
 	return []kueue.ReclaimablePod{{Name: PodSetName, Count: count - max(remaining, 0)}}
 }
 
+// ManagedElsewhere: a Job run by MultiKueue is queued here like any
+// other (its Workload reserves this cluster's quota before it is
+// dispatched); the Job controller leaves it alone, so it never runs pods
+// here.
 func (j *Job) ManagedElsewhere() string {
-	if by := ptr.Deref(j.Spec.ManagedBy, JobControllerName); by != JobControllerName {
+	if by := ptr.Deref(j.Spec.ManagedBy, JobControllerName); by != JobControllerName && by != kueue.MultiKueueControllerName {
 		return by
 	}
 	return ""

@@ -123,7 +123,10 @@ func TestManagedElsewhere(t *testing.T) {
 	for _, tc := range []struct {
 		managedBy *string
 		want      string
-	}{{nil, ""}, {ptr.To(JobControllerName), ""}, {ptr.To("kueue.x-k8s.io/multikueue"), "kueue.x-k8s.io/multikueue"}} {
+	}{{nil, ""}, {ptr.To(JobControllerName), ""},
+		// MultiKueue's Jobs are queued here first: not elsewhere.
+		{ptr.To("kueue.x-k8s.io/multikueue"), ""},
+		{ptr.To("example.com/dispatcher"), "example.com/dispatcher"}} {
 		j := &Job{&batchv1.Job{Spec: batchv1.JobSpec{ManagedBy: tc.managedBy}}}
 		if got := j.ManagedElsewhere(); got != tc.want {
 			t.Errorf("managedBy %v: ManagedElsewhere = %q, want %q", tc.managedBy, got, tc.want)

@@ -34,6 +34,10 @@ type Webhook struct {
 	// ClassReader reads WorkloadPriorityClasses (directly: they are few and
 	// read only here and when a Workload is created).
 	ClassReader client.Reader
+	// MultiKueue: a new Job queued to a ClusterQueue with a MultiKueue
+	// admission check gets spec.managedBy MultiKueue, so that it is
+	// dispatched to a worker instead of running here.
+	MultiKueue bool
 }
 
 // SetupWebhook registers both webhooks of batch Jobs.
@@ -62,6 +66,15 @@ func (w *Webhook) Default(ctx context.Context, job *batchv1.Job) error {
 		job.Labels[kueue.QueueNameLabel] = decision.QueueName
 	}
 	job.Spec.Suspend = ptr.To(true)
+	if w.MultiKueue && job.Spec.ManagedBy == nil {
+		dispatched, err := integration.QueueDispatches(ctx, w.Reader, job.Namespace, decision.QueueName)
+		if err != nil {
+			return err
+		}
+		if dispatched {
+			job.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}
+	}
 	return nil
 }
 

@@ -13,12 +13,13 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
 
-// The kinds sluice serves but does not act on yet (Topology,
-// MultiKueueConfig, MultiKueueCluster) apply as a Kueue user's manifests
-// hold them; a ClusterQueue that would need one is inactive and says so,
-// even if a third party marks the check active. So is one whose
-// ProvisioningRequest check can't run because the cluster does not serve
-// ProvisioningRequests (this one doesn't): sluice marks the check inactive.
+// The kinds sluice serves but does not act on yet (Topology) apply as a
+// Kueue user's manifests hold them; a ClusterQueue that would need one is
+// inactive and says so. So is one whose check can't run, even if a third
+// party marks the check active: a ProvisioningRequest check in a cluster
+// that does not serve ProvisioningRequests (this one doesn't), a
+// MultiKueue check whose only worker can't be reached (its Secret is
+// missing): sluice marks the check inactive again.
 func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 	ctx := context.Background()
 	create(t, &kueue.Topology{ObjectMeta: metav1.ObjectMeta{Name: "dc"}, Spec: kueue.TopologySpec{Levels: []kueue.TopologyLevel{
@@ -37,7 +38,7 @@ func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 	create(t, &kueue.MultiKueueConfig{ObjectMeta: metav1.ObjectMeta{Name: "mk"}, Spec: kueue.MultiKueueConfigSpec{Clusters: []string{"worker"}}})
 	for _, check := range []struct{ name, controller, kind, params, why string }{
 		{"prov", kueue.ProvisioningRequestControllerName, "ProvisioningRequestConfig", "prc", "AdmissionCheck prov is not active"},
-		{"multi", kueue.MultiKueueControllerName, "MultiKueueConfig", "mk", "does not implement this admission check controller yet"},
+		{"multi", kueue.MultiKueueControllerName, "MultiKueueConfig", "mk", "AdmissionCheck multi is not active"},
 	} {
 		create(t, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: check.name + "-flavor"}})
 		ac := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: check.name}, Spec: kueue.AdmissionCheckSpec{ControllerName: check.controller,
@@ -64,4 +65,10 @@ func TestQueuesUsingWhatSluiceDoesNotImplementAreInactive(t *testing.T) {
 	prov := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"}}
 	waitForActive(t, prov, func() []metav1.Condition { return prov.Status.Conditions }, metav1.ConditionFalse, "ProvisioningRequestsNotServed",
 		"does not serve autoscaling.x-k8s.io/v1 ProvisioningRequests")
+	multi := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "multi"}}
+	waitForActive(t, multi, func() []metav1.Condition { return multi.Status.Conditions }, metav1.ConditionFalse, "NoUsableClusters",
+		"Inactive clusters: [worker]")
+	worker := &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: "worker"}}
+	waitForActive(t, worker, func() []metav1.Condition { return worker.Status.Conditions }, metav1.ConditionFalse, "BadKubeConfig",
+		"worker-secret not found")
 }
