@@ -86,6 +86,11 @@ type Options struct {
 	// cluster's own wiring (webhook serving, certificates, ports) wins over
 	// it. Read before anything starts: a bad file starts nothing.
 	ConfigFile string
+	// Workers, when above zero, starts that many worker clusters besides
+	// the manager cluster, connected with MultiKueue (see StartMulti).
+	Workers int
+	// severalManagers: more than one manager runs in this process.
+	severalManagers bool
 	// ManagerLog, if set, is called with the manager's log file
 	// (<data-dir>/logs/manager.log) before anything starts, to point the
 	// process's logger at it.
@@ -112,6 +117,9 @@ type Cluster struct {
 // Run starts the cluster, prints the ready line and blocks until ctx ends
 // or a component dies, then stops everything it started, in reverse order.
 func Run(ctx context.Context, opts Options) (err error) {
+	if opts.Workers > 0 {
+		return runMulti(ctx, opts)
+	}
 	c, err := Start(ctx, opts)
 	if err != nil {
 		return err
@@ -210,7 +218,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 
 	mgrCtx, stopManager := context.WithCancel(ctx)
-	if c.managerDone, err = startManager(mgrCtx, c.Env, c.RestConfig, wireManagerConfig(c.Env, baseConfig)); err != nil {
+	if c.managerDone, err = startManager(mgrCtx, c.Env, c.RestConfig, wireManagerConfig(c.Env, baseConfig), opts.severalManagers); err != nil {
 		stopManager()
 		return nil, err
 	}
@@ -463,7 +471,7 @@ func WriteAdminKubeconfig(env *envtest.Environment, restConfig *rest.Config, pat
 
 // startManager runs the manager in-process, serving its webhooks with the
 // certificates envtest registered in the webhook configuration.
-func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config, cfg *configapi.Configuration) (chan error, error) {
+func startManager(ctx context.Context, env *envtest.Environment, restConfig *rest.Config, cfg *configapi.Configuration, several bool) (chan error, error) {
 	c, err := client.New(restConfig, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, fmt.Errorf("creating a client: %w", err)
@@ -476,7 +484,8 @@ func startManager(ctx context.Context, env *envtest.Environment, restConfig *res
 		return nil, err
 	}
 	grace := managerGracefulShutdown
-	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true, GracefulShutdownTimeout: &grace, CheckStuckAfter: manager.DefaultCheckStuckAfter})
+	mgr, err := manager.New(ctx, restConfig, cfg, manager.Options{EnableWebhooks: true, GracefulShutdownTimeout: &grace,
+		CheckStuckAfter: manager.DefaultCheckStuckAfter, SeveralPerProcess: several})
 	if err != nil {
 		return nil, err
 	}
