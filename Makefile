@@ -167,7 +167,7 @@ test-e2e: tools image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 dev: tools build
 	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig $(DEV_FLAGS)
 
-## bench: the preemption/fair-sharing property test at a large size, then admission throughput and latency (BENCH=baseline|saturation|large|smoke); the report goes to bin/bench-$(BENCH).json
+## bench: the preemption/fair-sharing property test at a large size, then admission throughput and latency (BENCH=baseline|saturation|large|smoke|multikueue); the report goes to bin/bench-$(BENCH).json
 bench: tools build bench-properties
 	$(BIN)/sluice bench --generator bench/$(BENCH).yaml --assets $(K8S_BIN) --out $(BIN)/bench-$(BENCH).json
 

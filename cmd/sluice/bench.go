@@ -25,7 +25,11 @@ func newBenchCommand() *cobra.Command {
 		Long: `bench starts etcd and kube-apiserver (or uses --kubeconfig), runs "sluice manager --webhooks=false"
 as a separate process, creates the scenario's queues and Workloads on its schedule, marks each
 Workload Finished its runtime after admission, then replays the same traffic with no scheduling to
-measure the API server's ceiling. It prints a table and writes the report as JSON to --out.`,
+measure the API server's ceiling. It prints a table and writes the report as JSON to --out.
+
+A MultiKueue scenario (a file with a top-level "multikueue:", such as bench/multikueue.yaml)
+starts a manager cluster and worker clusters instead, each with its own manager process, and
+measures dispatch: Jobs created in the manager until each starts in a worker.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.GeneratorFile == "" {
@@ -45,6 +49,13 @@ measure the API server's ceiling. It prints a table and writes the report as JSO
 			logger := zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.Level(zapcore.ErrorLevel))
 			ctrl.SetLogger(logger)
 			klog.SetLogger(logger)
+			if bench.IsMultiKueueScenario(opts.GeneratorFile) {
+				report, err := bench.RunMultiKueue(ctrl.SetupSignalHandler(), opts)
+				if err != nil {
+					return err
+				}
+				return printReport(cmd.OutOrStdout(), report, out)
+			}
 			report, err := bench.Run(ctrl.SetupSignalHandler(), opts)
 			if err != nil {
 				return err

@@ -87,3 +87,40 @@ func TestBenchSmoke(t *testing.T) {
 		}
 	}
 }
+
+// A short MultiKueue bench runs its whole instrument: three control planes
+// with a manager process each, Jobs dispatched to the workers, the
+// ceiling's replay. It checks that every Job ran and the report's
+// structure; timings are the benchmark's business.
+func TestMultiKueueBenchSmoke(t *testing.T) {
+	generator := filepath.Join(t.TempDir(), "multikueue-smoke.yaml")
+	if err := os.WriteFile(generator, []byte("multikueue: {jobs: 20, creators: 4, workers: 2, podsPerJob: 1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, "bench", "--generator", generator, "--assets", assetsDir, "--out", out, "--timeout", "5m")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sluice bench failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"dispatch rate", "API ceiling", "created to running", "writes per Job"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report bench.MultiKueueReport
+	if err := json.Unmarshal(data, &report); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, data)
+	}
+	if report.Dispatched != 20 || report.CreatedToRunning.Count != 20 || report.APICeilingPerSecond <= 0 || report.ManagerWritesPerJob <= 0 {
+		t.Fatalf("report: dispatched %d, running %d, ceiling %.1f, manager writes/Job %.2f", report.Dispatched,
+			report.CreatedToRunning.Count, report.APICeilingPerSecond, report.ManagerWritesPerJob)
+	}
+}
