@@ -357,28 +357,46 @@ func mkJob(name string, pods int32) *batchv1.Job {
 
 // createMKJobs creates the Jobs in the manager, creators at a time.
 func createMKJobs(ctx context.Context, c client.Client, jobs, creators int, pods int32, obs *mkObservations) error {
-	names := make(chan int)
-	errs := make(chan error, creators)
-	var wg sync.WaitGroup
-	for range creators {
+	return inParallel(jobs, creators, func(i int) error {
+		name := fmt.Sprintf("job-%d", i)
+		obs.mark(obs.created, name)
+		if err := c.Create(ctx, mkJob(name, pods)); err != nil {
+			return fmt.Errorf("creating Job %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// inParallel runs do(0..n-1) on workers goroutines and returns the first
+// error; after one, the remaining indexes are skipped, not blocked on.
+func inParallel(n, workers int, do func(i int) error) error {
+	next := make(chan int)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	failed := make(chan struct{})
+	for range workers {
 		wg.Go(func() {
-			for i := range names {
-				name := fmt.Sprintf("job-%d", i)
-				obs.mark(obs.created, name)
-				if err := c.Create(ctx, mkJob(name, pods)); err != nil {
-					errs <- fmt.Errorf("creating Job %s: %w", name, err)
-					return
+			for i := range next {
+				if err := do(i); err != nil {
+					once.Do(func() { first = err; close(failed) })
 				}
 			}
 		})
 	}
-	for i := range jobs {
-		names <- i
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-failed:
+			break feed
+		}
 	}
-	close(names)
+	close(next)
 	wg.Wait()
-	close(errs)
-	return errors.Join(<-errs)
+	return first
 }
 
 // mkObservations are the times the bench saw each Job's steps, by Job
@@ -540,26 +558,7 @@ func mkCeiling(ctx context.Context, manager, worker client.Client, jobs, creator
 		return worker.Patch(ctx, j, patch)
 	}
 	start := time.Now()
-	next := make(chan int)
-	errs := make(chan error, creators)
-	var wg sync.WaitGroup
-	for range creators {
-		wg.Go(func() {
-			for i := range next {
-				if err := one(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err := errors.Join(<-errs); err != nil {
+	if err := inParallel(jobs, creators, one); err != nil {
 		return 0, err
 	}
 	return float64(jobs) / time.Since(start).Seconds(), nil
