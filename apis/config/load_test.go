@@ -165,6 +165,8 @@ queueVisibility: {updateIntervalSeconds: 5}
 		{name: "unknown gate", doc: header + "featureGates: {GoFaster: true}\n", wantErr: []string{"featureGates[GoFaster]", "not a Kueue feature gate"}},
 		{name: "concurrency", doc: header + "controller: {groupKindConcurrency: {Job.batch: 0}}\n", wantErr: []string{"controller.groupKindConcurrency[Job.batch]"}},
 		{name: "dispatcher", doc: header + "multiKueue: {dispatcherName: mine}\n", wantErr: []string{"multiKueue.dispatcherName"}},
+		{name: "incremental step", doc: header + "multiKueue: {dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental, incrementalDispatcherConfig: {stepSize: 0}}\n",
+			wantErr: []string{"multiKueue.incrementalDispatcherConfig.stepSize", "must be positive"}},
 		{name: "dynamic resources are refused", doc: header + "resources: {deviceClassMappings: [{name: example.com/gpu, deviceClassNames: [gpu.example.com]}]}\n",
 			wantErr: []string{"resources.deviceClassMappings", "outside quota"}},
 	}

@@ -139,12 +139,18 @@ func validateController(c *ControllerConfigurationSpec) field.ErrorList {
 }
 
 func validateMultiKueue(mk *MultiKueue) field.ErrorList {
-	if mk == nil || mk.DispatcherName == nil {
+	if mk == nil {
 		return nil
 	}
-	known := []string{MultiKueueDispatcherModeAllAtOnce, MultiKueueDispatcherModeIncremental}
-	if !slices.Contains(known, *mk.DispatcherName) {
-		return field.ErrorList{field.NotSupported(field.NewPath("multiKueue", "dispatcherName"), *mk.DispatcherName, known)}
+	var errs field.ErrorList
+	// A step of no workers would nominate none: refused, not read as
+	// "all at once".
+	if c := mk.IncrementalDispatcherConfig; c != nil && c.StepSize != nil && *c.StepSize <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("multiKueue", "incrementalDispatcherConfig", "stepSize"), *c.StepSize, "must be positive"))
 	}
-	return nil
+	known := []string{MultiKueueDispatcherModeAllAtOnce, MultiKueueDispatcherModeIncremental}
+	if mk.DispatcherName != nil && !slices.Contains(known, *mk.DispatcherName) {
+		errs = append(errs, field.NotSupported(field.NewPath("multiKueue", "dispatcherName"), *mk.DispatcherName, known))
+	}
+	return errs
 }
