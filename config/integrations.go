@@ -17,6 +17,8 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkDeployment, true
 	case "mstatefulset.kueue.x-k8s.io", "vstatefulset.kueue.x-k8s.io":
 		return configapi.FrameworkStatefulSet, true
+	case "mjobset.kueue.x-k8s.io", "vjobset.kueue.x-k8s.io":
+		return configapi.FrameworkJobSet, true
 	}
 	return "", false
 }

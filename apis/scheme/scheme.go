@@ -1,6 +1,7 @@
 // Package scheme registers the kueue.x-k8s.io/v1beta2 types (and v1beta1,
 // converted through them) together with the
-// built-in Kubernetes types and the autoscaler's ProvisioningRequest, for clients (controller-runtime or client-go
+// built-in Kubernetes types, the autoscaler's ProvisioningRequest and the job kinds of
+// other projects that sluice queues (JobSet), for clients (controller-runtime or client-go
 // based) that talk to a cluster running sluice.
 package scheme
 
@@ -9,6 +10,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueuev1beta1 "github.com/sluicehq/sluice/apis/kueue/v1beta1"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -34,6 +36,10 @@ func AddToScheme(s *runtime.Scheme) error {
 	}
 	// The ProvisioningRequests the provisioning admission check creates.
 	if err := autoscaling.AddToScheme(s); err != nil {
+		return err
+	}
+	// The job kinds of other projects sluice queues.
+	if err := jobset.AddToScheme(s); err != nil {
 		return err
 	}
 	return s.SetVersionPriority(kueue.GroupVersion, kueuev1beta1.GroupVersion)

@@ -60,17 +60,32 @@ type Placement struct {
 	// Defaulted is true when the queue is the namespace's default LocalQueue
 	// rather than the object's label.
 	Defaulted bool
+	// CountedBy names the queued parent ("JobSet training") whose Workload
+	// counts an object that opted in with standalone: the opt-in is
+	// ignored, since it would charge the same pods twice.
+	CountedBy string
 }
 
 // Decide applies the rules in order: an object owned by an enabled kind is
-// its parent's (unless it opts out with kueue.x-k8s.io/standalone); only
-// objects in the namespaces of managedJobsNamespaceSelector are queued: a
-// queue-name label queues it there; otherwise the namespace's LocalQueue
-// "default"; otherwise manageJobsWithoutQueueName. reader reads
+// its parent's (unless it opts out with kueue.x-k8s.io/standalone and its
+// parent is not queued: a queued parent's Workload counts it already);
+// only objects in the namespaces of managedJobsNamespaceSelector are
+// queued: a queue-name label queues it there; otherwise the namespace's
+// LocalQueue "default"; otherwise manageJobsWithoutQueueName. reader reads
 // LocalQueues and Namespaces.
 func (p *Policy) Decide(ctx context.Context, reader client.Reader, obj client.Object) (Placement, error) {
-	if owned, err := p.ownedByParent(ctx, obj); owned || err != nil {
-		return Placement{}, err
+	return p.decide(ctx, reader, obj, maxStandaloneHops)
+}
+
+// maxStandaloneHops bounds how far up a chain of standalone objects Decide
+// looks for a queued parent: owner references are writable, and a cycle of
+// them must not recurse forever. Past it, the object is queued itself.
+const maxStandaloneHops = 10
+
+func (p *Policy) decide(ctx context.Context, reader client.Reader, obj client.Object, hops int) (Placement, error) {
+	owned, countedBy, err := p.ownedByParent(ctx, reader, obj, hops)
+	if owned || err != nil {
+		return Placement{CountedBy: countedBy}, err
 	}
 	return p.QueueFor(ctx, reader, obj)
 }
@@ -118,30 +133,53 @@ func (p *Policy) ManagesNamespace(ctx context.Context, reader client.Reader, nam
 	return p.Namespaces.Matches(labels.Set(ns.Labels)), nil
 }
 
-func (p *Policy) ownedByParent(ctx context.Context, obj client.Object) (bool, error) {
-	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" || !OwnedByKind(obj, p.ParentKinds) {
-		return false, nil
+// ownedByParent tells whether the object's controller owner is an enabled
+// kind that exists with the UID the reference names (read from the API
+// server: only objects that claim such an owner pay for the read). A
+// standalone object is its parent's only when the parent is queued (its
+// Workload counts the object); countedBy then names the parent.
+func (p *Policy) ownedByParent(ctx context.Context, reader client.Reader, obj client.Object, hops int) (owned bool, countedBy string, err error) {
+	if !OwnedByKind(obj, p.ParentKinds) {
+		return false, "", nil
 	}
-	return OwnerExists(ctx, p.APIReader, obj)
+	owner, err := ReadOwner(ctx, p.APIReader, obj)
+	if owner == nil || err != nil {
+		return false, "", err
+	}
+	if obj.GetAnnotations()[kueue.StandaloneAnnotation] != "true" {
+		return true, "", nil
+	}
+	if hops <= 0 {
+		return false, "", nil
+	}
+	parent, err := p.decide(ctx, reader, owner, hops-1)
+	if err != nil || !parent.Managed {
+		return false, "", err
+	}
+	return true, owner.Kind + " " + owner.Name, nil
 }
 
-// OwnerExists tells whether the object's controller owner exists, in the
-// object's namespace, with the UID the reference names.
-func OwnerExists(ctx context.Context, reader client.Reader, obj client.Object) (bool, error) {
+// ReadOwner reads the metadata of the object's controller owner, in the
+// object's namespace; nil when there is none, or when the object of that
+// name has another UID than the reference names.
+func ReadOwner(ctx context.Context, reader client.Reader, obj client.Object) (*metav1.PartialObjectMetadata, error) {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
-		return false, nil
+		return nil, nil
 	}
 	owner := &metav1.PartialObjectMetadata{}
 	owner.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
 	err := reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, owner)
 	switch {
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("reading owner %s %s of %s: %w", ref.Kind, ref.Name, obj.GetName(), err)
+		return nil, fmt.Errorf("reading owner %s %s of %s: %w", ref.Kind, ref.Name, obj.GetName(), err)
 	}
-	return owner.UID == ref.UID, nil
+	if owner.UID != ref.UID {
+		return nil, nil
+	}
+	return owner, nil
 }
 
 // OwnedByKind tells whether an object's controller owner is one of kinds. A

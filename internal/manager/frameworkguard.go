@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
@@ -26,17 +27,31 @@ import (
 // a startup error if it does, and the manager stops with an error if the
 // kind's CustomResourceDefinition appears while it runs (a restart then
 // refuses to start, naming the field).
+//
+// It also watches for the enabled kinds sluice implements whose
+// CustomResourceDefinition is not served yet (JobSet installed after
+// sluice): their controllers can't watch them, so the manager stops when
+// one appears and sets it up on restart. Meanwhile their webhooks already
+// suspend what is created, so nothing runs unqueued.
 type frameworkGuard struct {
-	// crds are the guarded CustomResourceDefinition names, with the
+	// crds are the refused CustomResourceDefinition names, with the
 	// configuration field that named each.
 	crds map[string]string
+	// awaited are the enabled kinds' CustomResourceDefinition names, with
+	// their framework names; checkServed keeps only those not served.
+	awaited map[string]string
 }
 
-func newFrameworkGuard(frameworks []string) *frameworkGuard {
-	g := &frameworkGuard{crds: map[string]string{}}
+func newFrameworkGuard(frameworks []string, registrations []integration.Registration) *frameworkGuard {
+	g := &frameworkGuard{crds: map[string]string{}, awaited: map[string]string{}}
 	for i, fw := range frameworks {
 		if crd, ok := configapi.NotYetImplementedFrameworks[fw]; ok {
 			g.crds[crd] = fmt.Sprintf("integrations.frameworks[%d] (%s)", i, fw)
+		}
+	}
+	for _, r := range registrations {
+		if r.CRD != "" && slices.Contains(frameworks, r.Framework) {
+			g.awaited[r.CRD] = r.Framework
 		}
 	}
 	return g
@@ -44,23 +59,58 @@ func newFrameworkGuard(frameworks []string) *frameworkGuard {
 
 // refusal is the error for a served kind.
 func (g *frameworkGuard) refusal(crd string) error {
+	if fw, ok := g.awaited[crd]; ok {
+		return fmt.Errorf("the cluster now serves %s: restarting to queue the jobs of integration %s", crd, fw)
+	}
 	return fmt.Errorf("%s: sluice does not implement this framework yet and the cluster serves %s: its jobs would run outside quota; remove it from the configuration (or the CustomResourceDefinition from the cluster)",
 		g.crds[crd], crd)
 }
 
-// checkServed refuses the frameworks whose kinds the cluster serves now.
-func (g *frameworkGuard) checkServed(mapper meta.RESTMapper) error {
+// checkServed refuses the frameworks whose kinds the cluster serves now,
+// and keeps awaiting only the enabled kinds it does not serve; it returns
+// those by framework name.
+func (g *frameworkGuard) checkServed(mapper meta.RESTMapper) (map[string]bool, error) {
 	for _, crd := range slices.Sorted(maps.Keys(g.crds)) {
-		resource, group, _ := strings.Cut(crd, ".")
-		_, err := mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+		served, err := isServed(mapper, crd)
 		switch {
-		case err == nil:
-			return g.refusal(crd)
-		case !meta.IsNoMatchError(err):
-			return fmt.Errorf("checking whether the cluster serves %s for %s: %w", crd, g.crds[crd], err)
+		case err != nil:
+			return nil, fmt.Errorf("checking whether the cluster serves %s for %s: %w", crd, g.crds[crd], err)
+		case served:
+			return nil, g.refusal(crd)
 		}
 	}
-	return nil
+	awaited := map[string]bool{}
+	for _, crd := range slices.Sorted(maps.Keys(g.awaited)) {
+		served, err := isServed(mapper, crd)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("checking whether the cluster serves %s for integration %s: %w", crd, g.awaited[crd], err)
+		case served:
+			delete(g.awaited, crd)
+		default:
+			awaited[g.awaited[crd]] = true
+		}
+	}
+	return awaited, nil
+}
+
+// isServed tells whether the cluster serves the resource of a
+// CustomResourceDefinition name (<plural>.<group>).
+func isServed(mapper meta.RESTMapper, crd string) (bool, error) {
+	resource, group, _ := strings.Cut(crd, ".")
+	_, err := mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// watching tells whether the guard has anything to watch for.
+func (g *frameworkGuard) watching() bool {
+	return len(g.crds)+len(g.awaited) > 0
 }
 
 // watch runs until ctx ends or a guarded CustomResourceDefinition appears.
@@ -74,7 +124,8 @@ func (g *frameworkGuard) watch(ctx context.Context, c cache.Cache) error {
 	found := make(chan string, 1)
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if m, ok := obj.(metav1.Object); ok {
-			if _, guarded := g.crds[m.GetName()]; guarded {
+			_, refused := g.crds[m.GetName()]
+			if _, awaited := g.awaited[m.GetName()]; refused || awaited {
 				select {
 				case found <- m.GetName():
 				default:
@@ -90,7 +141,7 @@ func (g *frameworkGuard) watch(ctx context.Context, c cache.Cache) error {
 		return nil
 	case name := <-found:
 		err := g.refusal(name)
-		ctrl.LoggerFrom(ctx).Error(err, "stopping: a framework sluice does not implement is now served")
+		ctrl.LoggerFrom(ctx).Error(err, "stopping: a framework's kind is now served")
 		return err
 	}
 }

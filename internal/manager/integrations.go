@@ -13,41 +13,41 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
-	"github.com/sluicehq/sluice/internal/integration/deployment"
-	"github.com/sluicehq/sluice/internal/integration/job"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 	"github.com/sluicehq/sluice/internal/integration/pod"
-	"github.com/sluicehq/sluice/internal/integration/statefulset"
 )
 
-// implementedKinds are the job kinds sluice drives; other frameworks of
-// the configuration are accepted and not driven yet.
-var implementedKinds = []integration.Kind{job.Kind, pod.Kind}
-
-// integrations is the job framework as the configuration enables it.
+// integrations is the job framework as the configuration enables it, read
+// from the list of kinds.
 type integrations struct {
+	registrations []integration.Registration
+	// kinds are the enabled queued kinds.
 	kinds  []integration.Kind
 	policy *integration.Policy
 	// enabled by framework name, for the webhooks that are always served.
 	enabled map[string]bool
+	// awaited are enabled kinds whose CustomResourceDefinition the cluster
+	// does not serve yet: no controller watches them until a restart (the
+	// framework guard stops the manager when one appears).
+	awaited map[string]bool
 	// labelKeysToCopy: job labels copied to Workloads.
 	labelKeysToCopy []string
 	// multiKueue: Jobs sent to a MultiKueue ClusterQueue are dispatched.
 	multiKueue bool
-	// notices delivers the pod webhook's notices as Events (pod enabled).
-	notices *pod.Notices
+	// setups are each kind's setup, by framework name.
+	setups map[string]integration.Setup
 }
 
-func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader) (*integrations, error) {
-	in := &integrations{enabled: map[string]bool{}, labelKeysToCopy: cfg.Integrations.LabelKeysToCopy, multiKueue: multiKueueEnabled(cfg)}
-	// Deployments and StatefulSets are queued through their Pods: no kind
-	// of their own.
-	for _, fw := range []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet} {
-		in.enabled[fw] = slices.Contains(cfg.Integrations.Frameworks, fw)
-	}
-	for _, k := range implementedKinds {
-		if slices.Contains(cfg.Integrations.Frameworks, k.Framework) {
-			in.kinds = append(in.kinds, k)
-			in.enabled[k.Framework] = true
+func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, awaited map[string]bool) (*integrations, error) {
+	in := &integrations{registrations: kinds.All(), enabled: map[string]bool{}, awaited: awaited, setups: map[string]integration.Setup{},
+		labelKeysToCopy: cfg.Integrations.LabelKeysToCopy, multiKueue: multiKueueEnabled(cfg)}
+	for _, r := range in.registrations {
+		if !slices.Contains(cfg.Integrations.Frameworks, r.Framework) {
+			continue
+		}
+		in.enabled[r.Framework] = true
+		if r.Queued != nil {
+			in.kinds = append(in.kinds, *r.Queued)
 		}
 	}
 	policy, err := integration.NewPolicy(cfg.ManageJobsWithoutQueueName, cfg.ManagedJobsNamespaceSelector, in.kinds, ownerReader)
@@ -64,11 +64,32 @@ func (in *integrations) stopsFirst(wl *kueue.Workload) bool {
 	return integration.OwnedByKind(wl, in.policy.ParentKinds) || (in.enabled[configapi.FrameworkPod] && pod.IsGroupWorkload(wl))
 }
 
+// served are the enabled queued kinds the cluster serves now.
+func (in *integrations) served() []integration.Kind {
+	var out []integration.Kind
+	for _, k := range in.kinds {
+		if !in.awaited[k.Framework] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// setupReconcilers builds every kind's setup, and runs the generic
+// Reconciler and the kind's own controllers for the enabled ones.
 func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client) error {
-	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer(), in.kinds); err != nil {
+	for _, r := range in.registrations {
+		in.setups[r.Framework] = r.New(integration.Deps{
+			Enabled: in.enabled[r.Framework], Policy: in.policy,
+			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
+			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: kinds.KnownOwners(),
+		})
+	}
+	served := in.served()
+	if err := integration.SetupIndexes(ctx, mgr.GetFieldIndexer(), served); err != nil {
 		return err
 	}
-	for _, k := range in.kinds {
+	for _, k := range served {
 		r := &integration.Reconciler{
 			Client:    writer,
 			APIReader: mgr.GetAPIReader(),
@@ -83,13 +104,11 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 			return fmt.Errorf("setting up the %s integration: %w", k.Framework, err)
 		}
 	}
-	if in.enabled[configapi.FrameworkPod] {
-		in.notices = pod.NewNotices(mgr.GetAPIReader(), mgr.GetEventRecorder("sluice-pod-controller"))
-		if err := in.notices.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up pod notices: %w", err)
-		}
-		if err := (&pod.GroupReconciler{Client: writer, Clock: clock.RealClock{}, LabelKeysToCopy: in.labelKeysToCopy}).SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("setting up pod groups: %w", err)
+	for _, r := range in.registrations {
+		if cs, ok := in.setups[r.Framework].(integration.ControllerSetup); ok && in.enabled[r.Framework] && !in.awaited[r.Framework] {
+			if err := cs.SetupControllers(ctx, mgr); err != nil {
+				return fmt.Errorf("setting up the %s integration: %w", r.Framework, err)
+			}
 		}
 	}
 	return nil
@@ -99,28 +118,10 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 // configuration is static, so a disabled kind's webhook must answer and let
 // everything through.
 func (in *integrations) setupWebhooks(mgr ctrl.Manager) error {
-	err := job.SetupWebhook(mgr, &job.Webhook{
-		Enabled:     in.enabled[configapi.FrameworkBatchJob],
-		Policy:      in.policy,
-		Reader:      mgr.GetClient(),
-		ClassReader: mgr.GetAPIReader(),
-		MultiKueue:  in.multiKueue,
-	})
-	if err != nil {
-		return err
+	for _, r := range in.registrations {
+		if err := in.setups[r.Framework].SetupWebhook(mgr); err != nil {
+			return fmt.Errorf("setting up the %s webhooks: %w", r.Framework, err)
+		}
 	}
-	err = pod.SetupWebhook(mgr, &pod.Webhook{
-		Enabled:     in.enabled[configapi.FrameworkPod],
-		Policy:      in.policy,
-		Reader:      mgr.GetClient(),
-		OwnerReader: mgr.GetAPIReader(),
-		Notices:     in.notices,
-	})
-	if err != nil {
-		return err
-	}
-	if err := deployment.SetupWebhook(mgr, &deployment.Webhook{Enabled: in.enabled[configapi.FrameworkDeployment]}); err != nil {
-		return err
-	}
-	return statefulset.SetupWebhook(mgr, &statefulset.Webhook{Enabled: in.enabled[configapi.FrameworkStatefulSet]})
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net/http"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/apply"
 	"github.com/sluicehq/sluice/internal/controller"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
@@ -132,15 +134,20 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if guard := newFrameworkGuard(cfg.Integrations.Frameworks); len(guard.crds) > 0 {
-		if err := guard.checkServed(mgr.GetRESTMapper()); err != nil {
-			return nil, err
-		}
+	guard := newFrameworkGuard(cfg.Integrations.Frameworks, kinds.All())
+	awaited, err := guard.checkServed(mgr.GetRESTMapper())
+	if err != nil {
+		return nil, err
+	}
+	if guard.watching() {
 		if err := mgr.Add(runnableFunc(func(ctx context.Context) error { return guard.watch(ctx, mgr.GetCache()) })); err != nil {
 			return nil, fmt.Errorf("adding the framework guard: %w", err)
 		}
 	}
-	in, err := newIntegrations(cfg, mgr.GetAPIReader())
+	if len(awaited) > 0 {
+		ctrl.LoggerFrom(ctx).Info("enabled integrations whose kind the cluster does not serve yet: set up on restart once it does", "frameworks", slices.Sorted(maps.Keys(awaited)))
+	}
+	in, err := newIntegrations(cfg, mgr.GetAPIReader(), awaited)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ const (
 	FrameworkPod                    = "pod"
 	FrameworkDeployment             = "deployment"
 	FrameworkStatefulSet            = "statefulset"
+	FrameworkJobSet                 = "jobset.x-k8s.io/jobset"
 	defaultTransformationStrategy   = Retain
 	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )

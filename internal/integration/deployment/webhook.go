@@ -11,8 +11,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
 )
@@ -60,4 +62,15 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldD, newD *appsv1.Deploymen
 
 func (w *Webhook) ValidateDelete(context.Context, *appsv1.Deployment) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// Registration is apps/v1 Deployment in the list of kinds: queued through
+// its Pods, a known owner for the standalone walk.
+var Registration = integration.Registration{
+	Framework: configapi.FrameworkDeployment,
+	GVK:       appsv1.SchemeGroupVersion.WithKind("Deployment"),
+	NewObject: func() client.Object { return &appsv1.Deployment{} },
+	New: func(deps integration.Deps) integration.Setup {
+		return integration.SetupFunc(func(mgr ctrl.Manager) error { return SetupWebhook(mgr, &Webhook{Enabled: deps.Enabled}) })
+	},
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // FuzzValidateJob: the Job webhook's own rules (queue-name, min-parallelism,
@@ -18,6 +20,7 @@ func FuzzValidateJob(f *testing.F) {
 		if json.Unmarshal(data, &job) != nil {
 			return
 		}
+		_ = integration.ValidateQueueingMetadata(&job)
 		_ = validateJob(&job)
 		_, _ = PodSets(&job)
 		_ = (&Job{&job}).ReclaimablePods()

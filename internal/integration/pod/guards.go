@@ -110,7 +110,7 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 	}
 	// The cache first (a Job's Pods are created right after it, and the
 	// cache usually has it); the API server when the cache doesn't.
-	owner, err := controllerOwner(ctx, p, w.Reader, w.OwnerReader)
+	owner, err := controllerOwner(ctx, w.walkable(), p, w.Reader, w.OwnerReader)
 	if owner == nil || err != nil {
 		return false, err
 	}

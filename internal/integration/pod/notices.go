@@ -14,12 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // Event reasons of the standalone opt-in's notices.
 const (
 	EventStandaloneWithoutQueue      = "StandaloneWithoutQueue"
-	EventStandaloneUnderQueuedParent = "StandaloneUnderQueuedParent"
+	EventStandaloneUnderQueuedParent = integration.EventStandaloneUnderQueuedParent
 )
 
 // noticeAttempts bounds how long a notice waits for its Pod to exist: the

@@ -3,9 +3,9 @@ package pod
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,20 +16,20 @@ import (
 
 // +kubebuilder:rbac:groups=apps,resources=replicasets;deployments,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get
 
 // maxOwnerHops bounds the owner walk of the standalone opt-in.
 const maxOwnerHops = 10
 
 // walkable are the owner kinds the walk follows: the kinds sluice knows
-// (enabled or not) and ReplicaSets between a Deployment and its Pods. An
-// owner of any other kind ends the walk.
-var walkable = map[schema.GroupKind]func() client.Object{
-	{Group: "batch", Kind: "Job"}:        func() client.Object { return &batchv1.Job{} },
-	{Group: "", Kind: "Pod"}:             func() client.Object { return &corev1.Pod{} },
-	{Group: "apps", Kind: "ReplicaSet"}:  func() client.Object { return &appsv1.ReplicaSet{} },
-	{Group: "apps", Kind: "Deployment"}:  func() client.Object { return &appsv1.Deployment{} },
-	{Group: "apps", Kind: "StatefulSet"}: func() client.Object { return &appsv1.StatefulSet{} },
+// (enabled or not), Pods, and ReplicaSets between a Deployment and its
+// Pods. An owner of any other kind ends the walk.
+func (w *Webhook) walkable() map[schema.GroupKind]func() client.Object {
+	kinds := map[schema.GroupKind]func() client.Object{
+		{Group: "", Kind: "Pod"}:            func() client.Object { return &corev1.Pod{} },
+		{Group: "apps", Kind: "ReplicaSet"}: func() client.Object { return &appsv1.ReplicaSet{} },
+	}
+	maps.Copy(kinds, w.KnownOwners)
+	return kinds
 }
 
 // ancestor is one owner found by the walk.
@@ -42,7 +42,7 @@ type ancestor struct {
 // through walkable kinds, checking each owner's UID, stopping at a missing
 // owner, a cycle or after maxOwnerHops. reader must read from the API
 // server: owners need not be in the manager's cache.
-func ancestors(ctx context.Context, reader client.Reader, obj client.Object) ([]ancestor, error) {
+func ancestors(ctx context.Context, reader client.Reader, walkable map[schema.GroupKind]func() client.Object, obj client.Object) ([]ancestor, error) {
 	var out []ancestor
 	seen := map[types.UID]bool{obj.GetUID(): true}
 	current := obj
@@ -51,7 +51,7 @@ func ancestors(ctx context.Context, reader client.Reader, obj client.Object) ([]
 		if ref == nil || seen[ref.UID] {
 			break
 		}
-		a, err := controllerOwner(ctx, current, reader)
+		a, err := controllerOwner(ctx, walkable, current, reader)
 		if a == nil || err != nil {
 			return out, err
 		}
@@ -66,7 +66,7 @@ func ancestors(ctx context.Context, reader client.Reader, obj client.Object) ([]
 // first reader that has it with the UID the reference names. It is nil when
 // there is none: no reference, a kind the walk doesn't follow, or no such
 // owner (missing, or another object of that name).
-func controllerOwner(ctx context.Context, obj client.Object, readers ...client.Reader) (*ancestor, error) {
+func controllerOwner(ctx context.Context, walkable map[schema.GroupKind]func() client.Object, obj client.Object, readers ...client.Reader) (*ancestor, error) {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
 		return nil, nil

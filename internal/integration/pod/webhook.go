@@ -43,6 +43,8 @@ type Webhook struct {
 	OwnerReader client.Reader
 	// Notices, when set, turns the warnings into Events on the Pod.
 	Notices *Notices
+	// KnownOwners are the kinds the owner walk follows besides ReplicaSets.
+	KnownOwners map[schema.GroupKind]func() client.Object
 }
 
 // SetupWebhook registers both webhooks of Pods.
@@ -99,31 +101,33 @@ func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 }
 
 // countedBy is the nearest queued ancestor whose Workload counts the Pod
-// (a queued batch Job), or nil. A queued Pod parent (a Spark driver) counts
-// only itself and ends the search.
+// (a queued batch Job, a queued JobSet above the Pod's Job), or nil. A
+// queued Pod parent (a Spark driver) counts only itself and ends the
+// search; a disabled kind counts nothing and the search goes on above it.
 func (w *Webhook) countedBy(ctx context.Context, p *corev1.Pod) (*ancestor, error) {
-	chain, err := ancestors(ctx, w.OwnerReader, p)
+	chain, err := ancestors(ctx, w.OwnerReader, w.walkable(), p)
 	if err != nil {
 		return nil, err
 	}
 	for i := range chain {
 		a := &chain[i]
-		switch a.kind {
-		case schema.GroupKind{Group: "batch", Kind: "Job"}:
-			if !w.Policy.ParentKinds[a.kind] {
-				continue
-			}
-			d, err := w.Policy.Decide(ctx, w.Reader, a.obj)
-			if err != nil {
-				return nil, err
-			}
-			if d.Managed {
-				return a, nil
-			}
-		case schema.GroupKind{Kind: "Pod"}:
+		if a.kind == (schema.GroupKind{Kind: "Pod"}) {
 			if a.obj.GetLabels()[kueue.ManagedLabel] == "true" {
 				return nil, nil
 			}
+			continue
+		}
+		if !w.Policy.ParentKinds[a.kind] {
+			continue
+		}
+		// Decide says no for a child its own queued parent counts: the
+		// next ancestor then answers.
+		d, err := w.Policy.Decide(ctx, w.Reader, a.obj)
+		if err != nil {
+			return nil, err
+		}
+		if d.Managed {
+			return a, nil
 		}
 	}
 	return nil, nil

@@ -14,8 +14,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
 )
@@ -87,4 +89,15 @@ func (w *Webhook) ValidateUpdate(_ context.Context, oldS, newS *appsv1.StatefulS
 
 func (w *Webhook) ValidateDelete(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// Registration is apps/v1 StatefulSet in the list of kinds: queued through
+// its Pods as one group, a known owner for the standalone walk.
+var Registration = integration.Registration{
+	Framework: configapi.FrameworkStatefulSet,
+	GVK:       appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	NewObject: func() client.Object { return &appsv1.StatefulSet{} },
+	New: func(deps integration.Deps) integration.Setup {
+		return integration.SetupFunc(func(mgr ctrl.Manager) error { return SetupWebhook(mgr, &Webhook{Enabled: deps.Enabled}) })
+	},
 }

@@ -29,12 +29,24 @@ func ModuleDir(module string) (string, error) {
 // ProvisioningRequest CustomResourceDefinition, as published in its API
 // module, and waits until it is served.
 func (c *Cluster) InstallProvisioningRequestCRD() error {
-	dir, err := ModuleDir("k8s.io/autoscaler/cluster-autoscaler/apis")
+	return c.InstallModuleCRDs("k8s.io/autoscaler/cluster-autoscaler/apis", "config/crd")
+}
+
+// InstallJobSetCRD installs JobSet's CustomResourceDefinition, as published
+// in its module, and waits until it is served.
+func (c *Cluster) InstallJobSetCRD() error {
+	return c.InstallModuleCRDs("sigs.k8s.io/jobset", "config/components/crd/bases")
+}
+
+// InstallModuleCRDs installs the CustomResourceDefinitions in a folder of
+// a module sluice requires, and waits until they are served.
+func (c *Cluster) InstallModuleCRDs(module, folder string) error {
+	dir, err := ModuleDir(module)
 	if err != nil {
 		return err
 	}
-	if _, err := envtest.InstallCRDs(c.RestConfig, envtest.CRDInstallOptions{Paths: []string{filepath.Join(dir, "config", "crd")}}); err != nil {
-		return fmt.Errorf("installing the ProvisioningRequest CRD: %w", err)
+	if _, err := envtest.InstallCRDs(c.RestConfig, envtest.CRDInstallOptions{Paths: []string{filepath.Join(dir, filepath.FromSlash(folder))}}); err != nil {
+		return fmt.Errorf("installing the CustomResourceDefinitions of %s: %w", module, err)
 	}
 	return nil
 }

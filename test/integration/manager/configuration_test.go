@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -78,6 +79,65 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 			return false, err
 		}
 		return true, nil
+	})
+}
+
+// An implemented kind enabled before the cluster serves it (JobSet
+// installed after sluice): the manager starts, stops once its
+// CustomResourceDefinition appears, and the next one queues its jobs.
+func TestJobSetInstalledLaterIsSetUpOnRestart(t *testing.T) {
+	cluster, err := framework.StartClusterWithoutWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	cfg := cluster.ManagerConfig()
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}
+
+	ctx := t.Context()
+	mgr, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
+	if err != nil {
+		t.Fatalf("the manager must start while the cluster serves no JobSet: %v", err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	framework.Eventually(t, "the manager's caches to sync", func(ctx context.Context) (bool, error) {
+		return mgr.GetCache().WaitForCacheSync(ctx), nil
+	})
+	if err := cluster.InstallJobSetCRD(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil || !strings.Contains(err.Error(), "restarting to queue the jobs of integration jobset.x-k8s.io/jobset") {
+			t.Fatalf("the manager stopped with %v, want the restart naming the JobSet integration", err)
+		}
+	case <-time.After(framework.Timeout):
+		t.Fatal("the manager kept running without a JobSet controller after JobSets became served")
+	}
+
+	stop, err := cluster.StartManager(cfg, manager.Options{SeveralPerProcess: true})
+	if err != nil {
+		t.Fatalf("the restarted manager: %v", err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	ns := cluster.Unique("later")
+	js := &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "js", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: jobsetapi.JobSetSpec{Suspend: ptr.To(true), ReplicatedJobs: []jobsetapi.ReplicatedJob{{Name: "workers", Replicas: 2,
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}}}}}}
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, js)
+	framework.Eventually(t, "the restarted manager to create the JobSet's Workload", func(ctx context.Context) (bool, error) {
+		list := &kueue.WorkloadList{}
+		if err := cluster.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		for _, wl := range list.Items {
+			if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == js.UID && len(wl.Spec.PodSets) == 1 && wl.Spec.PodSets[0].Count == 2 {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d Workloads, none the JobSet's", len(list.Items))
 	})
 }
 

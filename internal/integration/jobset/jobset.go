@@ -1,0 +1,189 @@
+package jobset
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets/status,verbs=get
+
+// Kind is the JobSet in the job framework.
+var Kind = integration.Kind{
+	Framework: configapi.FrameworkJobSet,
+	GVK:       jobsetapi.SchemeGroupVersion.WithKind("JobSet"),
+	NewObject: func() client.Object { return &jobsetapi.JobSet{} },
+	NewList:   func() client.ObjectList { return &jobsetapi.JobSetList{} },
+	Wrap:      func(o client.Object) integration.Job { return &JobSet{o.(*jobsetapi.JobSet)} },
+	PodsGone:  podsGone,
+}
+
+// Registration is the JobSet in the list of kinds.
+var Registration = integration.Registration{
+	Framework: Kind.Framework,
+	GVK:       Kind.GVK,
+	NewObject: Kind.NewObject,
+	CRD:       "jobsets.jobset.x-k8s.io",
+	Queued:    &Kind,
+	New: func(deps integration.Deps) integration.Setup {
+		return integration.SetupFunc(newWebhook(deps).Register)
+	},
+}
+
+// podsGone tells whether no pod of the JobSet with this UID may still run.
+// The JobSet controller labels its Jobs' pods with the JobSet's UID; a
+// JobSet deleted with orphan propagation leaves its Jobs, and their pods,
+// running. reader must read from the API server.
+func podsGone(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
+	pods := &corev1.PodList{}
+	if err := reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{jobsetapi.JobSetUIDKey: string(uid)}); err != nil {
+		return false, fmt.Errorf("listing the pods of JobSet %s: %w", uid, err)
+	}
+	for i := range pods.Items {
+		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// JobSet adapts a JobSet to the framework.
+type JobSet struct{ *jobsetapi.JobSet }
+
+func (j *JobSet) Object() client.Object { return j.JobSet }
+
+func (j *JobSet) IsSuspended() bool { return ptr.Deref(j.Spec.Suspend, false) }
+
+func (j *JobSet) Suspend() { j.Spec.Suspend = ptr.To(true) }
+
+func (j *JobSet) PodSets() ([]kueue.PodSet, error) {
+	podSets, errs := PodSets(j.JobSet)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return podSets, nil
+}
+
+func (j *JobSet) Originals() []integration.PodSetInfo {
+	infos := make([]integration.PodSetInfo, 0, len(j.Spec.ReplicatedJobs))
+	for i := range j.Spec.ReplicatedJobs {
+		rj := &j.Spec.ReplicatedJobs[i]
+		infos = append(infos, integration.Original(kueue.PodSetReference(rj.Name), replicas(rj)*podsPerJob(rj), &rj.Template.Spec.Template))
+	}
+	return infos
+}
+
+// replicatedJob is the replicated Job a pod set is named after, or nil.
+func (j *JobSet) replicatedJob(name kueue.PodSetReference) *jobsetapi.ReplicatedJob {
+	for i := range j.Spec.ReplicatedJobs {
+		if kueue.PodSetReference(j.Spec.ReplicatedJobs[i].Name) == name {
+			return &j.Spec.ReplicatedJobs[i]
+		}
+	}
+	return nil
+}
+
+// Run injects each pod set's admission into its replicated Job's pod
+// template and unsuspends. All of a JobSet is admitted or none of it: an
+// admission that doesn't name every replicated Job is an error.
+func (j *JobSet) Run(infos []integration.PodSetInfo) error {
+	if len(infos) != len(j.Spec.ReplicatedJobs) {
+		return fmt.Errorf("the JobSet has %d replicated Jobs, the admission has %d pod sets", len(j.Spec.ReplicatedJobs), len(infos))
+	}
+	for _, info := range infos {
+		rj := j.replicatedJob(info.Name)
+		if rj == nil {
+			return fmt.Errorf("the admission names pod set %s, which is no replicated Job of the JobSet", info.Name)
+		}
+		if err := integration.Inject(&rj.Template.Spec.Template, info); err != nil {
+			return fmt.Errorf("replicated Job %s: %w", rj.Name, err)
+		}
+	}
+	j.Spec.Suspend = ptr.To(false)
+	return nil
+}
+
+func (j *JobSet) Restore(originals []integration.PodSetInfo) bool {
+	changed := false
+	for _, original := range originals {
+		if rj := j.replicatedJob(original.Name); rj != nil {
+			changed = integration.Restore(&rj.Template.Spec.Template, original) || changed
+		}
+	}
+	return changed
+}
+
+// Finished reads the JobSet's terminal conditions.
+func (j *JobSet) Finished() (bool, bool, string) {
+	if c := meta.FindStatusCondition(j.Status.Conditions, string(jobsetapi.JobSetCompleted)); c != nil && c.Status == "True" {
+		return true, true, messageOf(c.Message, "JobSet finished successfully")
+	}
+	if c := meta.FindStatusCondition(j.Status.Conditions, string(jobsetapi.JobSetFailed)); c != nil && c.Status == "True" {
+		return true, false, messageOf(c.Message, "JobSet failed")
+	}
+	return false, false, ""
+}
+
+func messageOf(message, fallback string) string {
+	if message != "" {
+		return message
+	}
+	return fallback
+}
+
+// Active: a child Job still has pods pending or running.
+func (j *JobSet) Active() bool {
+	for _, s := range j.Status.ReplicatedJobsStatus {
+		if s.Active > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ReclaimablePods: the pods of a replicated Job's succeeded Jobs never run
+// again while the JobSet runs on.
+func (j *JobSet) ReclaimablePods() []kueue.ReclaimablePod {
+	var out []kueue.ReclaimablePod
+	for _, s := range j.Status.ReplicatedJobsStatus {
+		rj := j.replicatedJob(kueue.PodSetReference(s.Name))
+		if rj == nil || s.Succeeded <= 0 {
+			continue
+		}
+		out = append(out, kueue.ReclaimablePod{Name: kueue.PodSetReference(s.Name), Count: min(s.Succeeded, replicas(rj)) * podsPerJob(rj)})
+	}
+	return out
+}
+
+// ManagedElsewhere names a JobSet controller other than the built-in one
+// (MultiKueue's is sluice's own, and has no JobSet dispatch yet: the
+// MultiKueue check rejects its Workload).
+func (j *JobSet) ManagedElsewhere() string {
+	if by := ptr.Deref(j.Spec.ManagedBy, jobsetapi.JobSetControllerName); by != jobsetapi.JobSetControllerName && by != kueue.MultiKueueControllerName {
+		return by
+	}
+	return ""
+}
+
+// ReadyPods counts the pods of the child Jobs that are ready (all their
+// pods ready or succeeded).
+func (j *JobSet) ReadyPods() int32 {
+	var ready int32
+	for _, s := range j.Status.ReplicatedJobsStatus {
+		if rj := j.replicatedJob(kueue.PodSetReference(s.Name)); rj != nil {
+			ready += max(0, min(s.Ready, replicas(rj))) * podsPerJob(rj)
+		}
+	}
+	return ready
+}

@@ -1,0 +1,71 @@
+package integration
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Registration is everything sluice knows about one kind, in one value: the
+// manager, the standalone owner walk and the configuration's framework
+// check all read the list of them (internal/integration/kinds) rather than
+// naming kinds themselves.
+type Registration struct {
+	// Framework is the kind's name in integrations.frameworks.
+	Framework string
+	// GVK is the kind as its owner references name it.
+	GVK schema.GroupVersionKind
+	// NewObject makes an empty object of the kind, to read it as an owner.
+	NewObject func() client.Object
+	// CRD names the CustomResourceDefinition that serves the kind; empty
+	// for built-in kinds. An enabled kind the cluster does not serve yet is
+	// set up once its CustomResourceDefinition appears.
+	CRD string
+	// Queued, when set, is the kind as the generic Reconciler drives it;
+	// nil for kinds queued through their Pods (Deployments, StatefulSets).
+	Queued *Kind
+	// New builds the kind's setup from what the manager provides.
+	New func(Deps) Setup
+}
+
+// Deps is what the manager gives a kind's setup.
+type Deps struct {
+	// Enabled: the configuration names the kind's framework. A disabled
+	// kind's webhook is still served (the webhook configuration is static)
+	// and lets everything through.
+	Enabled bool
+	Policy  *Policy
+	// Client writes; Reader reads the manager's cache; APIReader reads the
+	// API server (owners, priority classes).
+	Client    client.Client
+	Reader    client.Reader
+	APIReader client.Reader
+	Clock     clock.Clock
+	// LabelKeysToCopy are the job labels its Workload gets.
+	LabelKeysToCopy []string
+	// MultiKueue: jobs sent to a MultiKueue ClusterQueue are dispatched.
+	MultiKueue bool
+	// KnownOwners are the kinds the standalone owner walk follows (every
+	// registered kind, enabled or not), with how to read each.
+	KnownOwners map[schema.GroupKind]func() client.Object
+}
+
+// Setup is a kind's webhook registration; a kind with controllers of its
+// own beyond the generic Reconciler implements ControllerSetup too.
+type Setup interface {
+	SetupWebhook(mgr ctrl.Manager) error
+}
+
+// ControllerSetup is a Setup with controllers of its own (the pod
+// integration's notices and groups), set up when the kind is enabled.
+type ControllerSetup interface {
+	SetupControllers(ctx context.Context, mgr ctrl.Manager) error
+}
+
+// SetupFunc adapts a function to Setup.
+type SetupFunc func(mgr ctrl.Manager) error
+
+func (f SetupFunc) SetupWebhook(mgr ctrl.Manager) error { return f(mgr) }
