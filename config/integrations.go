@@ -19,6 +19,10 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkStatefulSet, true
 	case "mjobset.kueue.x-k8s.io", "vjobset.kueue.x-k8s.io":
 		return configapi.FrameworkJobSet, true
+	case "mrayjob.kueue.x-k8s.io", "vrayjob.kueue.x-k8s.io":
+		return configapi.FrameworkRayJob, true
+	case "mraycluster.kueue.x-k8s.io", "vraycluster.kueue.x-k8s.io":
+		return configapi.FrameworkRayCluster, true
 	}
 	return "", false
 }

@@ -253,14 +253,16 @@ func TestKueueDefaultConfigurations(t *testing.T) {
 				}
 			}
 			reported := strings.Join(f.NotActedOn(), "\n")
-			for _, want := range []string{"ray.io/rayjob is not implemented yet; allowed only while the cluster does not serve rayjobs.ray.io"} {
+			for _, want := range []string{"ray.io/rayservice is not implemented yet; allowed only while the cluster does not serve rayservices.ray.io"} {
 				if !strings.Contains(reported, want) {
 					t.Errorf("not acted on:\n%s\nwant a line with %q", reported, want)
 				}
 			}
-			// JobSet is implemented: Kueue's default file enables it.
-			if strings.Contains(reported, "jobset.x-k8s.io/jobset") {
-				t.Errorf("not acted on:\n%s\nnames jobset.x-k8s.io/jobset, which sluice implements", reported)
+			// Kinds sluice implements, which Kueue's default file enables.
+			for _, implemented := range []string{"jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"} {
+				if strings.Contains(reported, implemented+" ") {
+					t.Errorf("not acted on:\n%s\nnames %s, which sluice implements", reported, implemented)
+				}
 			}
 		})
 	}

@@ -40,6 +40,8 @@ const (
 	FrameworkDeployment             = "deployment"
 	FrameworkStatefulSet            = "statefulset"
 	FrameworkJobSet                 = "jobset.x-k8s.io/jobset"
+	FrameworkRayJob                 = "ray.io/rayjob"
+	FrameworkRayCluster             = "ray.io/raycluster"
 	defaultTransformationStrategy   = Retain
 	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )

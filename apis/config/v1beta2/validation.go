@@ -10,7 +10,8 @@ import (
 )
 
 // ImplementedFrameworks are the integrations sluice drives.
-var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet}
+var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
+	FrameworkRayJob, FrameworkRayCluster}
 
 // NotYetImplementedFrameworks are Kueue's other framework names. A file may
 // name them (Kueue's default file does); the manager refuses to start if
@@ -25,8 +26,6 @@ var NotYetImplementedFrameworks = map[string]string{
 	"kubeflow.org/xgboostjob":                  "xgboostjobs.kubeflow.org",
 	"kubeflow.org/jaxjob":                      "jaxjobs.kubeflow.org",
 	"trainer.kubeflow.org/trainjob":            "trainjobs.trainer.kubeflow.org",
-	"ray.io/rayjob":                            "rayjobs.ray.io",
-	"ray.io/raycluster":                        "rayclusters.ray.io",
 	"ray.io/rayservice":                        "rayservices.ray.io",
 	"leaderworkerset.x-k8s.io/leaderworkerset": "leaderworkersets.leaderworkerset.x-k8s.io",
 	"workload.codeflare.dev/appwrapper":        "appwrappers.workload.codeflare.dev",

@@ -62,18 +62,13 @@ func dispatchToMultiKueue(ctx context.Context, reader client.Reader, job *batchv
 	return nil
 }
 
-// suspendIfGrown suspends a running Job that sluice started (it carries
-// the originals sluice restores) when its pod count rises beyond what it
-// ran with: raised parallelism would otherwise let the Job controller
-// create pods beyond the admission before the reconciler could stop it.
-// Suspended, it stops, and its Workload queues again with the new count.
+// suspendIfGrown suspends a running Job that sluice started when its pod
+// count rises beyond what it ran with: raised parallelism would otherwise
+// let the Job controller create pods beyond the admission before the
+// reconciler could stop it. Suspended, it stops, and its Workload queues
+// again with the new count.
 func suspendIfGrown(old, job *batchv1.Job) {
-	if _, started := job.Annotations[integration.OriginalPodSetsAnnotation]; !started || ptr.Deref(job.Spec.Suspend, false) {
-		return
-	}
-	if Count(job) > Count(old) {
-		job.Spec.Suspend = ptr.To(true)
-	}
+	integration.SuspendIfGrown(&Job{old}, &Job{job})
 }
 
 // validateJob checks a Job's own queueing annotation, min-parallelism.

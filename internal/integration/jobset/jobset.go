@@ -75,13 +75,19 @@ func (j *JobSet) PodSets() ([]kueue.PodSet, error) {
 	return podSets, nil
 }
 
-func (j *JobSet) Originals() []integration.PodSetInfo {
-	infos := make([]integration.PodSetInfo, 0, len(j.Spec.ReplicatedJobs))
+// templates are the JobSet's pod templates by pod-set name.
+func (j *JobSet) templates() integration.PodTemplates {
+	t := integration.PodTemplates{}
 	for i := range j.Spec.ReplicatedJobs {
 		rj := &j.Spec.ReplicatedJobs[i]
-		infos = append(infos, integration.Original(kueue.PodSetReference(rj.Name), replicas(rj)*podsPerJob(rj), &rj.Template.Spec.Template))
+		t[kueue.PodSetReference(rj.Name)] = &rj.Template.Spec.Template
 	}
-	return infos
+	return t
+}
+
+func (j *JobSet) Originals() []integration.PodSetInfo {
+	podSets, _ := PodSets(j.JobSet)
+	return j.templates().Originals(podSets)
 }
 
 // replicatedJob is the replicated Job a pod set is named after, or nil.
@@ -95,33 +101,17 @@ func (j *JobSet) replicatedJob(name kueue.PodSetReference) *jobsetapi.Replicated
 }
 
 // Run injects each pod set's admission into its replicated Job's pod
-// template and unsuspends. All of a JobSet is admitted or none of it: an
-// admission that doesn't name every replicated Job is an error.
+// template and unsuspends. All of a JobSet is admitted or none of it.
 func (j *JobSet) Run(infos []integration.PodSetInfo) error {
-	if len(infos) != len(j.Spec.ReplicatedJobs) {
-		return fmt.Errorf("the JobSet has %d replicated Jobs, the admission has %d pod sets", len(j.Spec.ReplicatedJobs), len(infos))
-	}
-	for _, info := range infos {
-		rj := j.replicatedJob(info.Name)
-		if rj == nil {
-			return fmt.Errorf("the admission names pod set %s, which is no replicated Job of the JobSet", info.Name)
-		}
-		if err := integration.Inject(&rj.Template.Spec.Template, info); err != nil {
-			return fmt.Errorf("replicated Job %s: %w", rj.Name, err)
-		}
+	if err := j.templates().InjectByName(infos); err != nil {
+		return err
 	}
 	j.Spec.Suspend = ptr.To(false)
 	return nil
 }
 
 func (j *JobSet) Restore(originals []integration.PodSetInfo) bool {
-	changed := false
-	for _, original := range originals {
-		if rj := j.replicatedJob(original.Name); rj != nil {
-			changed = integration.Restore(&rj.Template.Spec.Template, original) || changed
-		}
-	}
-	return changed
+	return j.templates().RestoreByName(originals)
 }
 
 // Finished reads the JobSet's terminal conditions.

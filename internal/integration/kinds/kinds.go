@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/jobset"
 	"github.com/sluicehq/sluice/internal/integration/pod"
+	"github.com/sluicehq/sluice/internal/integration/ray"
 	"github.com/sluicehq/sluice/internal/integration/statefulset"
 )
 
@@ -24,6 +25,8 @@ func All() []integration.Registration {
 		deployment.Registration,
 		statefulset.Registration,
 		jobset.Registration,
+		ray.JobRegistration,
+		ray.ClusterRegistration,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -104,9 +105,16 @@ func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.E
 // with the UID the reference names and, for a Job, selects the Pod. A
 // forged reference (to nothing, to another object of that name, or to a
 // Job that doesn't select the Pod) doesn't exempt a Pod from queueing.
+//
+// A Pod whose owner is a kind sluice knows but does not drive (the
+// RayCluster of a RayJob, with only RayJobs enabled) is its nearest
+// enabled ancestor's: that one's Workload counts it.
 func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool, error) {
 	if !integration.OwnedByKind(p, w.Policy.ParentKinds) {
-		return false, nil
+		if !integration.OwnedByKind(p, knownKinds(w.KnownOwners)) {
+			return false, nil
+		}
+		return w.enabledAncestor(ctx, p)
 	}
 	// The cache first (a Job's Pods are created right after it, and the
 	// cache usually has it); the API server when the cache doesn't.
@@ -146,4 +154,28 @@ func validateSameRequests(oldPod, newPod *corev1.Pod) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// knownKinds are the kinds of the owner walk as a set.
+func knownKinds(owners map[schema.GroupKind]func() client.Object) map[schema.GroupKind]bool {
+	kinds := make(map[schema.GroupKind]bool, len(owners))
+	for k := range owners {
+		kinds[k] = true
+	}
+	return kinds
+}
+
+// enabledAncestor tells whether an ancestor of the Pod above its owner is
+// of an enabled kind.
+func (w *Webhook) enabledAncestor(ctx context.Context, p *corev1.Pod) (bool, error) {
+	chain, err := ancestors(ctx, w.OwnerReader, w.walkable(), p)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range chain[min(1, len(chain)):] {
+		if w.Policy.ParentKinds[a.kind] {
+			return true, nil
+		}
+	}
+	return false, nil
 }

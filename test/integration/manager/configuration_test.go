@@ -37,12 +37,12 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
 	cfg := cluster.ManagerConfig()
-	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "ray.io/rayjob"}
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "ray.io/rayservice"}
 
 	ctx := t.Context()
 	mgr, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 	if err != nil {
-		t.Fatalf("the manager must start while the cluster serves no RayJob: %v", err)
+		t.Fatalf("the manager must start while the cluster serves no RayService: %v", err)
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
@@ -58,24 +58,24 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	if err := apiextensionsv1.AddToScheme(crds.Scheme()); err != nil {
 		t.Fatal(err)
 	}
-	if err := crds.Create(ctx, rayJobCRD()); err != nil {
+	if err := crds.Create(ctx, rayServiceCRD()); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-stopped:
-		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayjob)") || !strings.Contains(err.Error(), "rayjobs.ray.io") {
-			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and rayjobs.ray.io", err)
+		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayservice)") || !strings.Contains(err.Error(), "rayservices.ray.io") {
+			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and rayservices.ray.io", err)
 		}
 	case <-time.After(framework.Timeout):
-		t.Fatal("the manager kept running after a RayJob CustomResourceDefinition appeared")
+		t.Fatal("the manager kept running after a RayService CustomResourceDefinition appeared")
 	}
 
 	framework.Eventually(t, "a new manager to refuse to start", func(ctx context.Context) (bool, error) {
 		_, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 		if err == nil {
-			return false, fmt.Errorf("started although the cluster serves RayJobs")
+			return false, fmt.Errorf("started although the cluster serves RayServices")
 		}
-		if !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayjob)") {
+		if !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayservice)") {
 			return false, err
 		}
 		return true, nil
@@ -141,12 +141,12 @@ func TestJobSetInstalledLaterIsSetUpOnRestart(t *testing.T) {
 	})
 }
 
-func rayJobCRD() *apiextensionsv1.CustomResourceDefinition {
+func rayServiceCRD() *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "rayjobs.ray.io"},
+		ObjectMeta: metav1.ObjectMeta{Name: "rayservices.ray.io"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: "ray.io", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "rayjobs", Singular: "rayjob", Kind: "RayJob", ListKind: "RayJobList"},
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "rayservices", Singular: "rayservice", Kind: "RayService", ListKind: "RayServiceList"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},

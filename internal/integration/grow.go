@@ -1,0 +1,66 @@
+package integration
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// Started tells whether sluice started the job and it still runs: it
+// carries the originals sluice restores, and it is not suspended.
+func Started(job Job) bool {
+	_, started := job.Object().GetAnnotations()[OriginalPodSetsAnnotation]
+	return started && !job.IsSuspended()
+}
+
+// Grew tells whether a job's pod sets ask for more than before: a pod set
+// that is new, that counts more pods, or whose pods request other
+// resources. A running job that grew must be suspended in the update that
+// grows it: its controller would otherwise create pods beyond the
+// admission before the reconciler could stop it.
+func Grew(before, after []kueue.PodSet) bool {
+	old := map[kueue.PodSetReference]*kueue.PodSet{}
+	for i := range before {
+		old[before[i].Name] = &before[i]
+	}
+	for i := range after {
+		was, ok := old[after[i].Name]
+		if !ok || after[i].Count > was.Count || !sameRequests(&was.Template.Spec, &after[i].Template.Spec) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameRequests tells whether two pod specs have the same containers with
+// the same resources.
+func sameRequests(a, b *corev1.PodSpec) bool {
+	for _, pair := range [][2][]corev1.Container{{a.Containers, b.Containers}, {a.InitContainers, b.InitContainers}} {
+		if len(pair[0]) != len(pair[1]) {
+			return false
+		}
+		for i := range pair[0] {
+			if !equality.Semantic.DeepEqual(pair[0][i].Resources, pair[1][i].Resources) {
+				return false
+			}
+		}
+	}
+	return equality.Semantic.DeepEqual(a.Overhead, b.Overhead) && equality.Semantic.DeepEqual(a.Resources, b.Resources)
+}
+
+// SuspendIfGrown suspends a running job sluice started whose pod sets grew
+// (Grew); pod sets that can't be read count as grown.
+func SuspendIfGrown(old, updated Job) {
+	if !Started(updated) {
+		return
+	}
+	before, err := old.PodSets()
+	if err != nil {
+		return
+	}
+	after, err := updated.PodSets()
+	if err != nil || Grew(before, after) {
+		updated.Suspend()
+	}
+}

@@ -1,0 +1,140 @@
+package ray
+
+import (
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+// +kubebuilder:webhook:path=/mutate-ray-io-v1-raycluster,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=ray.io,resources=rayclusters,verbs=create;update,versions=v1,name=mraycluster.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-ray-io-v1-raycluster,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=ray.io,resources=rayclusters,verbs=create;update,versions=v1,name=vraycluster.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get
+
+// kubeRayController is the managedBy value of the Ray kinds KubeRay runs.
+const kubeRayController = "ray.io/kuberay-operator"
+
+// ClusterKind is the RayCluster in the job framework.
+var ClusterKind = integration.Kind{
+	Framework: configapi.FrameworkRayCluster,
+	GVK:       rayv1.SchemeGroupVersion.WithKind("RayCluster"),
+	NewObject: func() client.Object { return &rayv1.RayCluster{} },
+	NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
+	Wrap:      func(o client.Object) integration.Job { return &Cluster{o.(*rayv1.RayCluster)} },
+}
+
+// ClusterRegistration is the RayCluster in the list of kinds.
+var ClusterRegistration = integration.Registration{
+	Framework: ClusterKind.Framework,
+	GVK:       ClusterKind.GVK,
+	NewObject: ClusterKind.NewObject,
+	CRD:       "rayclusters.ray.io",
+	Queued:    &ClusterKind,
+	New: func(deps integration.Deps) integration.Setup {
+		return integration.SetupFunc(newClusterWebhook(deps).Register)
+	},
+}
+
+// Cluster adapts a RayCluster to the framework. A RayCluster runs until it
+// is deleted: it never finishes, and its Workload holds the quota until
+// then.
+type Cluster struct{ *rayv1.RayCluster }
+
+var clusterPath = field.NewPath("spec")
+
+func (c *Cluster) Object() client.Object { return c.RayCluster }
+
+func (c *Cluster) IsSuspended() bool { return ptr.Deref(c.Spec.Suspend, false) }
+
+func (c *Cluster) Suspend() { c.Spec.Suspend = ptr.To(true) }
+
+func (c *Cluster) PodSets() ([]kueue.PodSet, error) {
+	podSets, errs := clusterPodSets(&c.Spec, clusterPath, 1)
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return podSets, nil
+}
+
+func (c *Cluster) templates() integration.PodTemplates {
+	return clusterTemplates(&c.Spec)
+}
+
+// clusterTemplates are a Ray cluster's pod templates by pod-set name.
+func clusterTemplates(spec *rayv1.RayClusterSpec) integration.PodTemplates {
+	t := integration.PodTemplates{HeadPodSet: &spec.HeadGroupSpec.Template}
+	for i := range spec.WorkerGroupSpecs {
+		t[workerPodSet(&spec.WorkerGroupSpecs[i])] = &spec.WorkerGroupSpecs[i].Template
+	}
+	return t
+}
+
+func (c *Cluster) Originals() []integration.PodSetInfo {
+	podSets, _ := c.PodSets()
+	return c.templates().Originals(podSets)
+}
+
+func (c *Cluster) Run(infos []integration.PodSetInfo) error {
+	if err := c.templates().InjectByName(infos); err != nil {
+		return err
+	}
+	c.Spec.Suspend = ptr.To(false)
+	return nil
+}
+
+func (c *Cluster) Restore(originals []integration.PodSetInfo) bool {
+	return c.templates().RestoreByName(originals)
+}
+
+// Finished: a RayCluster doesn't finish.
+func (c *Cluster) Finished() (bool, bool, string) { return false, false, "" }
+
+// Active: KubeRay reconciled the cluster (it has conditions) and has not
+// reported it suspended (RayClusterSuspended: all its pods deleted).
+func (c *Cluster) Active() bool {
+	return len(c.Status.Conditions) > 0 && !meta.IsStatusConditionTrue(c.Status.Conditions, string(rayv1.RayClusterSuspended))
+}
+
+func (c *Cluster) ReclaimablePods() []kueue.ReclaimablePod { return nil }
+
+func (c *Cluster) ManagedElsewhere() string { return managedElsewhere(c.Spec.ManagedBy) }
+
+// managedElsewhere names a controller other than KubeRay (MultiKueue's is
+// sluice's own, and dispatches no Ray kind yet: the MultiKueue check
+// rejects its Workload).
+func managedElsewhere(by *string) string {
+	if v := ptr.Deref(by, kubeRayController); v != kubeRayController && v != kueue.MultiKueueControllerName {
+		return v
+	}
+	return ""
+}
+
+// newClusterWebhook is the RayCluster webhook: the shared plumbing, with
+// the cluster's rules on every RayCluster sluice queues.
+func newClusterWebhook(deps integration.Deps) *integration.JobWebhook[*rayv1.RayCluster] {
+	return &integration.JobWebhook[*rayv1.RayCluster]{
+		Enabled: deps.Enabled, Kind: ClusterKind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Templates: func(rc *rayv1.RayCluster) []integration.Template { return clusterTemplateList(&rc.Spec, clusterPath) },
+		QueuedRules: func(rc *rayv1.RayCluster) field.ErrorList {
+			return validateCluster(&rc.Spec, clusterPath, 1)
+		},
+		DefaultUpdate: func(old, rc *rayv1.RayCluster) { integration.SuspendIfGrown(&Cluster{old}, &Cluster{rc}) },
+	}
+}
+
+// clusterTemplateList are a Ray cluster's pod templates with their paths.
+func clusterTemplateList(spec *rayv1.RayClusterSpec, path *field.Path) []integration.Template {
+	head := &spec.HeadGroupSpec.Template
+	out := []integration.Template{{Meta: &head.ObjectMeta, Pod: &head.Spec, Path: path.Child("headGroupSpec", "template")}}
+	for i := range spec.WorkerGroupSpecs {
+		tmpl := &spec.WorkerGroupSpecs[i].Template
+		out = append(out, integration.Template{Meta: &tmpl.ObjectMeta, Pod: &tmpl.Spec, Path: path.Child("workerGroupSpecs").Index(i).Child("template")})
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+// Package ray is the KubeRay kinds (ray.io/v1) of the job framework: the
+// RayJob and the RayCluster, each suspended and resumed through
+// spec.suspend, with the Ray cluster's head and worker groups (and a
+// RayJob's submitter) as pod sets, the flavors injected into their pod
+// templates, and their webhook rules: nothing that would let a Ray cluster
+// grow past its admission (autoscaling, an existing cluster, a cluster
+// outliving its job). It must not own the Workload lifecycle
+// (internal/integration does).
+package ray
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// Pod-set names of the parts of a Ray cluster that are not worker groups.
+const (
+	HeadPodSet      kueue.PodSetReference = "head"
+	SubmitterPodSet kueue.PodSetReference = "submitter"
+)
+
+// maxPodSets is the most pod sets a Workload holds (its API's limit).
+const maxPodSets = 8
+
+// workerPodSet is a worker group's pod-set name: its group name in lower
+// case (pod-set names are DNS labels).
+func workerPodSet(wg *rayv1.WorkerGroupSpec) kueue.PodSetReference {
+	return kueue.PodSetReference(strings.ToLower(wg.GroupName))
+}
+
+// workerCount is how many pods a worker group runs: its replicas (KubeRay
+// starts minReplicas when unset) times its hosts per replica.
+func workerCount(wg *rayv1.WorkerGroupSpec) int64 {
+	replicas := ptr.Deref(wg.Replicas, ptr.Deref(wg.MinReplicas, 0))
+	return int64(replicas) * int64(max(wg.NumOfHosts, 1))
+}
+
+// clusterPodSets are a Ray cluster's pod sets: the head, then each worker
+// group. Errors name the field under path.
+func clusterPodSets(spec *rayv1.RayClusterSpec, path *field.Path, reserved int) ([]kueue.PodSet, field.ErrorList) {
+	errs := validateCluster(spec, path, reserved)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	podSets := []kueue.PodSet{{Name: HeadPodSet, Count: 1, Template: *spec.HeadGroupSpec.Template.DeepCopy()}}
+	for i := range spec.WorkerGroupSpecs {
+		wg := &spec.WorkerGroupSpecs[i]
+		podSets = append(podSets, kueue.PodSet{Name: workerPodSet(wg), Count: int32(workerCount(wg)), Template: *wg.Template.DeepCopy()})
+	}
+	return podSets, nil
+}
+
+// validateCluster checks what clusterPodSets needs, and what would let the
+// cluster grow past its admission: at most maxPodSets-reserved worker
+// groups (reserved: the head and a submitter), names that are distinct
+// pod-set names, counts that fit, no autoscaling.
+func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, reserved int) field.ErrorList {
+	var errs field.ErrorList
+	if ptr.Deref(spec.EnableInTreeAutoscaling, false) {
+		errs = append(errs, field.Forbidden(path.Child("enableInTreeAutoscaling"),
+			"a queued Ray cluster can't autoscale: its Workload holds the quota of the replicas it was admitted with"))
+	}
+	groups := path.Child("workerGroupSpecs")
+	if n := len(spec.WorkerGroupSpecs); n > maxPodSets-reserved {
+		errs = append(errs, field.TooMany(groups, n, maxPodSets-reserved))
+	}
+	seen := map[kueue.PodSetReference]bool{HeadPodSet: true, SubmitterPodSet: true}
+	for i := range spec.WorkerGroupSpecs {
+		wg := &spec.WorkerGroupSpecs[i]
+		p := groups.Index(i)
+		name := workerPodSet(wg)
+		for _, msg := range validation.IsDNS1123Label(string(name)) {
+			errs = append(errs, field.Invalid(p.Child("groupName"), wg.GroupName, "must be a pod-set name in lower case: "+msg))
+		}
+		if seen[name] {
+			errs = append(errs, field.Duplicate(p.Child("groupName"), wg.GroupName))
+		}
+		seen[name] = true
+		if ptr.Deref(wg.Replicas, 0) < 0 || ptr.Deref(wg.MinReplicas, 0) < 0 || wg.NumOfHosts < 0 {
+			errs = append(errs, field.Invalid(p.Child("replicas"), ptr.Deref(wg.Replicas, 0), "replicas, minReplicas and numOfHosts must not be negative"))
+			continue
+		}
+		if count := workerCount(wg); count > math.MaxInt32 {
+			errs = append(errs, field.Invalid(p.Child("replicas"), ptr.Deref(wg.Replicas, 0),
+				fmt.Sprintf("replicas times numOfHosts must not exceed %d", math.MaxInt32)))
+		}
+	}
+	return errs
+}
+
+// defaultSubmitterTemplate is what KubeRay runs a RayJob's submitter with
+// when the RayJob names no template: a container requesting 500m CPU and
+// 200Mi of memory. The Workload counts it.
+func defaultSubmitterTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{Name: "ray-job-submitter", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("200Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		}}},
+	}}
+}

@@ -1,0 +1,134 @@
+package ray
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+func spec(groups ...rayv1.WorkerGroupSpec) *rayv1.RayClusterSpec {
+	return &rayv1.RayClusterSpec{WorkerGroupSpecs: groups}
+}
+
+func group(name string, replicas *int32, minReplicas int32, hosts int32) rayv1.WorkerGroupSpec {
+	return rayv1.WorkerGroupSpec{GroupName: name, Replicas: replicas, MinReplicas: ptr.To(minReplicas), NumOfHosts: hosts}
+}
+
+func TestClusterPodSets(t *testing.T) {
+	podSets, errs := clusterPodSets(spec(group("GPU", ptr.To(int32(3)), 1, 2), group("cpu", nil, 2, 0)), clusterPath, 1)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var got []string
+	for _, ps := range podSets {
+		got = append(got, fmt.Sprintf("%s=%d", ps.Name, ps.Count))
+	}
+	// Names in lower case; replicas times hosts; minReplicas when replicas
+	// is unset; at least one host.
+	if strings.Join(got, ",") != "head=1,gpu=6,cpu=2" {
+		t.Fatalf("pod sets %v, want head=1,gpu=6,cpu=2", got)
+	}
+}
+
+func TestClusterRules(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec *rayv1.RayClusterSpec
+		want string
+	}{
+		"autoscaling":       {&rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true)}, "enableInTreeAutoscaling: Forbidden"},
+		"reserved name":     {spec(group("Head", ptr.To(int32(1)), 0, 1)), "groupName: Duplicate value"},
+		"invalid name":      {spec(group("a_b", ptr.To(int32(1)), 0, 1)), "must be a pod-set name"},
+		"negative replicas": {spec(group("a", ptr.To(int32(-1)), 0, 1)), "must not be negative"},
+		"overflow":          {spec(group("a", ptr.To(int32(math.MaxInt32)), 0, 2)), "must not exceed"},
+		"too many groups":   {spec(group("a", nil, 0, 0), group("b", nil, 0, 0), group("c", nil, 0, 0), group("d", nil, 0, 0), group("e", nil, 0, 0), group("f", nil, 0, 0), group("g", nil, 0, 0), group("h", nil, 0, 0)), "must have at most 7 items"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if errs := validateCluster(tc.spec, clusterPath, 1); !strings.Contains(errs.ToAggregate().Error(), tc.want) {
+				t.Fatalf("errors %v, want %q", errs, tc.want)
+			}
+		})
+	}
+}
+
+func TestRayJobRunAndRestore(t *testing.T) {
+	rj := &Job{&rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: spec(group("workers", ptr.To(int32(2)), 0, 1)), Suspend: true, ShutdownAfterJobFinishes: true}}}
+	podSets, err := rj.PodSets()
+	if err != nil || len(podSets) != 3 || podSets[2].Name != SubmitterPodSet {
+		t.Fatalf("pod sets %v (%v), want head, workers and the default submitter", podSets, err)
+	}
+	originals := rj.Originals()
+	infos := []integration.PodSetInfo{{Name: HeadPodSet, NodeSelector: map[string]string{"pool": "a"}}, {Name: "workers", NodeSelector: map[string]string{"pool": "a"}},
+		{Name: SubmitterPodSet, NodeSelector: map[string]string{"pool": "a"}}}
+	if err := rj.Run(infos); err != nil {
+		t.Fatal(err)
+	}
+	if rj.IsSuspended() || rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"] != "a" || rj.Spec.SubmitterPodTemplate != nil {
+		t.Fatalf("after Run: suspended %v, workers %v, submitter template %v", rj.IsSuspended(), rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template.Spec.NodeSelector, rj.Spec.SubmitterPodTemplate)
+	}
+	if !rj.Restore(originals) || len(rj.Spec.RayClusterSpec.HeadGroupSpec.Template.Spec.NodeSelector) != 0 {
+		t.Fatal("Restore did not undo the head's nodeSelector")
+	}
+	if err := rj.Run(infos[:2]); err == nil {
+		t.Error("Run without the submitter's pod set: no error")
+	}
+	// HTTP submission: no submitter pod.
+	rj.Spec.SubmissionMode = rayv1.HTTPMode
+	if podSets, _ := rj.PodSets(); len(podSets) != 2 {
+		t.Errorf("HTTPMode pod sets %v, want head and workers only", podSets)
+	}
+}
+
+func TestRayJobStatus(t *testing.T) {
+	rj := &Job{&rayv1.RayJob{}}
+	if rj.Active() {
+		t.Error("a new RayJob is active")
+	}
+	for status, want := range map[rayv1.JobDeploymentStatus]bool{rayv1.JobDeploymentStatusRunning: true, rayv1.JobDeploymentStatusSuspending: true,
+		rayv1.JobDeploymentStatusSuspended: false, rayv1.JobDeploymentStatusComplete: false} {
+		rj.Status.JobDeploymentStatus = status
+		if rj.Active() != want {
+			t.Errorf("%s: active %v, want %v", status, !want, want)
+		}
+	}
+	rj.Status.JobDeploymentStatus, rj.Status.JobStatus = rayv1.JobDeploymentStatusComplete, rayv1.JobStatusStopped
+	if done, ok, _ := rj.Finished(); !done || ok {
+		t.Errorf("a stopped Ray job: done %v succeeded %v, want done and failed", done, ok)
+	}
+	rj.Spec.ManagedBy = ptr.To("example.com/other")
+	if rj.ManagedElsewhere() == "" {
+		t.Error("another controller's RayJob is sluice's")
+	}
+}
+
+// FuzzRayPodSets: the Ray kinds' pod sets, rules and templates answer any
+// decodable object with errors, never a panic.
+func FuzzRayPodSets(f *testing.F) {
+	f.Add([]byte(`{"spec":{"rayClusterSpec":{"workerGroupSpecs":[{"groupName":"","replicas":-1,"numOfHosts":2147483647}]},"submitterPodTemplate":{"spec":{}}}}`))
+	f.Add([]byte(`{"spec":{"clusterSelector":{"a":"b"},"submissionMode":"HTTPMode"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rj rayv1.RayJob
+		if json.Unmarshal(data, &rj) != nil {
+			return
+		}
+		j := &Job{&rj}
+		_, _ = j.PodSets()
+		_ = jobTemplateList(&rj)
+		_ = j.Originals()
+		_ = integration.ValidateQueueingMetadata(&rj)
+		integration.SuspendIfGrown(&Job{rj.DeepCopy()}, j)
+		if rj.Spec.RayClusterSpec != nil {
+			rc := &Cluster{&rayv1.RayCluster{Spec: *rj.Spec.RayClusterSpec}}
+			_, _ = rc.PodSets()
+			_ = rc.Originals()
+			_ = rc.Run([]integration.PodSetInfo{{Name: HeadPodSet, Tolerations: []corev1.Toleration{{Key: "k"}}}})
+		}
+	})
+}

@@ -1,0 +1,148 @@
+package ray
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+// newQueue creates a namespace with LocalQueue "lq" in front of its own
+// ClusterQueue with cpu quota in one flavor (node label pool=<flavor>).
+func newQueue(t *testing.T, cpu string) (string, *kueue.ResourceFlavor) {
+	t.Helper()
+	ns := cluster.Unique("ray")
+	name := cluster.Unique("flavor")
+	flavor := framework.Flavor(name, map[string]string{"pool": name})
+	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: flavor.Name, Nominal: cpu})
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, flavor, cq, framework.LocalQueue(ns, "lq", cq.Name))
+	cluster.WaitActive(t, cq)
+	return ns, flavor
+}
+
+func podTemplate(cpu string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "ray", Image: "rayproject/ray",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+// clusterSpec is a Ray cluster of a head (1 CPU) and a worker group
+// "Workers" of 2 replicas (1 CPU each).
+func clusterSpec() *rayv1.RayClusterSpec {
+	return &rayv1.RayClusterSpec{
+		HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{}, Template: podTemplate("1")},
+		WorkerGroupSpecs: []rayv1.WorkerGroupSpec{{GroupName: "Workers", Replicas: ptr.To(int32(2)), MinReplicas: ptr.To(int32(0)), MaxReplicas: ptr.To(int32(4)),
+			RayStartParams: map[string]string{}, Template: podTemplate("1")}},
+	}
+}
+
+// newRayJob is a RayJob in LocalQueue lq (none when empty) with its own
+// cluster and a submitter of half a CPU: 3.5 CPU in all.
+func newRayJob(ns, lq string) *rayv1.RayJob {
+	submitter := podTemplate("500m")
+	rj := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("rayjob")}, Spec: rayv1.RayJobSpec{
+		Entrypoint: "python train.py", RayClusterSpec: clusterSpec(), ShutdownAfterJobFinishes: true, SubmitterPodTemplate: &submitter,
+	}}
+	if lq != "" {
+		rj.Labels = map[string]string{kueue.QueueNameLabel: lq}
+	}
+	return rj
+}
+
+// newRayCluster is a RayCluster in LocalQueue lq: 3 CPU.
+func newRayCluster(ns, lq string) *rayv1.RayCluster {
+	rc := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("raycluster")}, Spec: *clusterSpec()}
+	if lq != "" {
+		rc.Labels = map[string]string{kueue.QueueNameLabel: lq}
+	}
+	return rc
+}
+
+func workloadOf(obj client.Object, kind integration.Kind) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: integration.WorkloadName(kind.GVK, obj.GetName(), obj.GetUID())}}
+}
+
+// waitFor waits until the object satisfies cond and returns it.
+func waitFor[T client.Object](t *testing.T, obj T, what string, cond func(T) error) T {
+	t.Helper()
+	current := obj.DeepCopyObject().(T)
+	framework.Eventually(t, fmt.Sprintf("%s %s", obj.GetName(), what), func(ctx context.Context) (bool, error) {
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+			return false, err
+		}
+		return true, cond(current)
+	})
+	return current
+}
+
+func admitted(wl *kueue.Workload) error {
+	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+	}
+	return nil
+}
+
+// setStatus writes an object's status as KubeRay would.
+func setStatus[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := obj.DeepCopyObject().(T)
+		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), current); err != nil {
+			return err
+		}
+		mutate(current)
+		return cluster.Client.Status().Update(context.Background(), current)
+	})
+	if err != nil {
+		t.Fatalf("writing the status of %s: %v", obj.GetName(), err)
+	}
+}
+
+// noWorkloadOwnedBy checks that no Workload is owned by obj, after the
+// manager handled a later object of the namespace.
+func noWorkloadOwnedBy(t *testing.T, obj client.Object) {
+	t.Helper()
+	marker := framework.Job(obj.GetNamespace(), cluster.Unique("marker"), "lq", 1, "100m")
+	cluster.MustCreate(t, marker)
+	cluster.WaitWorkload(t, framework.JobWorkload(marker), "to exist", func(*kueue.Workload) error { return nil })
+	list := &kueue.WorkloadList{}
+	if err := cluster.Client.List(context.Background(), list, client.InNamespace(obj.GetNamespace())); err != nil {
+		t.Fatal(err)
+	}
+	for _, wl := range list.Items {
+		if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == obj.GetUID() {
+			t.Fatalf("Workload %s was created for %s", wl.Name, obj.GetName())
+		}
+	}
+}
+
+// waitEvent waits for an event about obj with the reason and a note
+// containing part.
+func waitEvent(t *testing.T, obj client.Object, reason, part string) {
+	t.Helper()
+	framework.Eventually(t, fmt.Sprintf("a %s event on %s", reason, obj.GetName()), func(ctx context.Context) (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := cluster.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+			return false, err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.UID == obj.GetUID() && e.Reason == reason && strings.Contains(e.Note, part) {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d events, none matching", len(list.Items))
+	})
+}

@@ -1,0 +1,305 @@
+package ray
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/ray"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+func podSetsOf(wl *kueue.Workload) string {
+	var sets []string
+	for _, ps := range wl.Spec.PodSets {
+		sets = append(sets, fmt.Sprintf("%s=%d", ps.Name, ps.Count))
+	}
+	return strings.Join(sets, ",")
+}
+
+func TestRayJobIsQueuedWithItsClusterAndSubmitter(t *testing.T) {
+	ns, flavor := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	if !rj.Spec.Suspend {
+		t.Fatal("the webhook did not create the queued RayJob suspended")
+	}
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to be admitted", admitted)
+	if got := podSetsOf(wl); got != "head=1,workers=2,submitter=1" {
+		t.Errorf("pod sets %s, want head=1,workers=2,submitter=1", got)
+	}
+	started := waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
+		if rj.Spec.Suspend {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	spec := started.Spec.RayClusterSpec
+	for name, tmpl := range map[string]corev1.PodTemplateSpec{"head": spec.HeadGroupSpec.Template, "workers": spec.WorkerGroupSpecs[0].Template,
+		"submitter": *started.Spec.SubmitterPodTemplate} {
+		if tmpl.Spec.NodeSelector["pool"] != flavor.Name {
+			t.Errorf("%s: nodeSelector %v, want the flavor's pool", name, tmpl.Spec.NodeSelector)
+		}
+	}
+}
+
+// Without a submitter template, KubeRay runs its default submitter (half a
+// CPU, 200Mi): the Workload counts it, memory included, and writes no
+// template into the RayJob.
+func TestDefaultSubmitterIsCounted(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	rj.Spec.SubmitterPodTemplate = nil
+	cluster.MustCreate(t, rj)
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to exist", func(*kueue.Workload) error { return nil })
+	requests := wl.Spec.PodSets[2].Template.Spec.Containers[0].Resources.Requests
+	if wl.Spec.PodSets[2].Name != ray.SubmitterPodSet || requests.Cpu().String() != "500m" || requests.Memory().String() != "200Mi" {
+		t.Fatalf("pod set %s requests %v, want the submitter with KubeRay's 500m and 200Mi", wl.Spec.PodSets[2].Name, requests)
+	}
+	// The ClusterQueue has no memory quota: the submitter can't be placed.
+	cluster.WaitPending(t, wl, "NoMatchingFlavor", "podSet submitter", "memory")
+	if got := waitFor(t, rj, "to stay suspended", func(*rayv1.RayJob) error { return nil }); got.Spec.SubmitterPodTemplate != nil || !got.Spec.Suspend {
+		t.Errorf("suspend %v, submitter template %+v", got.Spec.Suspend, got.Spec.SubmitterPodTemplate)
+	}
+}
+
+func TestRayJobWaitsUntilItFits(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to exist", func(*kueue.Workload) error { return nil })
+	// 3 CPU for the cluster and half a CPU for the submitter: it waits.
+	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
+
+func TestRayJobFinishesItsWorkload(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		deployment rayv1.JobDeploymentStatus
+		job        rayv1.JobStatus
+		reason     string
+	}{
+		{"succeeded", rayv1.JobDeploymentStatusComplete, rayv1.JobStatusSucceeded, integration.FinishedReasonSucceeded},
+		{"job failed", rayv1.JobDeploymentStatusComplete, rayv1.JobStatusFailed, integration.FinishedReasonFailed},
+		{"deployment failed", rayv1.JobDeploymentStatusFailed, "", integration.FinishedReasonFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns, _ := newQueue(t, "4")
+			rj := newRayJob(ns, "lq")
+			cluster.MustCreate(t, rj)
+			waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
+				if rj.Spec.Suspend {
+					return fmt.Errorf("suspended")
+				}
+				return nil
+			})
+			setStatus(t, rj, func(current *rayv1.RayJob) {
+				current.Status.JobDeploymentStatus, current.Status.JobStatus, current.Status.Message = tc.deployment, tc.job, "the end"
+			})
+			cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to finish", framework.ConditionIs(kueue.WorkloadFinished, metav1.ConditionTrue, tc.reason, "the end"))
+		})
+	}
+}
+
+func TestRayJobWebhookRules(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	for _, tc := range []struct {
+		name   string
+		mutate func(*rayv1.RayJob)
+		want   string
+	}{
+		{"an existing cluster", func(rj *rayv1.RayJob) { rj.Spec.ClusterSelector = map[string]string{"ray.io/cluster": "shared"} }, "spec.clusterSelector: Forbidden"},
+		{"autoscaling", func(rj *rayv1.RayJob) { rj.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true) }, "spec.rayClusterSpec.enableInTreeAutoscaling: Forbidden"},
+		{"a cluster outliving the job", func(rj *rayv1.RayJob) { rj.Spec.ShutdownAfterJobFinishes = false }, "spec.shutdownAfterJobFinishes: Invalid value: false"},
+		{"more worker groups than a Workload holds", func(rj *rayv1.RayJob) {
+			for i := range 6 {
+				wg := rj.Spec.RayClusterSpec.WorkerGroupSpecs[0]
+				wg.GroupName = fmt.Sprintf("extra%d", i)
+				rj.Spec.RayClusterSpec.WorkerGroupSpecs = append(rj.Spec.RayClusterSpec.WorkerGroupSpecs, wg)
+			}
+		}, "spec.rayClusterSpec.workerGroupSpecs: Too many: 7: must have at most 6 items"},
+		{"group names equal in lower case", func(rj *rayv1.RayJob) {
+			wg := rj.Spec.RayClusterSpec.WorkerGroupSpecs[0]
+			wg.GroupName = "workers"
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs = append(rj.Spec.RayClusterSpec.WorkerGroupSpecs, wg)
+		}, "spec.rayClusterSpec.workerGroupSpecs[1].groupName: Duplicate value"},
+		{"a pod count beyond int32", func(rj *rayv1.RayJob) {
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(2000000))
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].MaxReplicas = ptr.To(int32(2000000))
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].NumOfHosts = 2000
+		}, "replicas times numOfHosts must not exceed"},
+		{"a standalone worker template", func(rj *rayv1.RayJob) {
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].Template.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
+		}, "pods of a queued RayJob are already counted by its Workload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rj := newRayJob(ns, "lq")
+			tc.mutate(rj)
+			err := cluster.Client.Create(context.Background(), rj)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v, want Invalid with %q", err, tc.want)
+			}
+		})
+	}
+	// None of these rules bind a RayJob sluice does not queue.
+	free := newRayJob(ns, "")
+	free.Spec.ClusterSelector = map[string]string{"ray.io/cluster": "shared"}
+	free.Spec.ShutdownAfterJobFinishes = false
+	other := cluster.Unique("unmanaged")
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})
+	free.Namespace = other
+	cluster.MustCreate(t, free)
+}
+
+// The RayCluster KubeRay creates for a queued RayJob is the RayJob's: its
+// Workload counts it.
+func TestRayClusterOfARayJobIsLeftToIt(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	rc := newRayCluster(ns, "lq")
+	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	cluster.MustCreate(t, rc)
+	if ptr.Deref(rc.Spec.Suspend, false) {
+		t.Fatal("the webhook suspended a RayJob's RayCluster")
+	}
+	noWorkloadOwnedBy(t, rc)
+}
+
+// A RayCluster queued on its own: admitted whole, stopped on eviction and
+// its quota given back once KubeRay reports it suspended.
+func TestRayClusterIsQueuedAndEvicted(t *testing.T) {
+	ns, flavor := newQueue(t, "3")
+	rc := newRayCluster(ns, "lq")
+	cluster.MustCreate(t, rc)
+	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to be admitted", admitted)
+	if got := podSetsOf(wl); got != "head=1,workers=2" {
+		t.Errorf("pod sets %s, want head=1,workers=2", got)
+	}
+	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
+		if ptr.Deref(rc.Spec.Suspend, false) {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	if started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"] != flavor.Name {
+		t.Errorf("workers nodeSelector %v", started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector)
+	}
+	setStatus(t, rc, func(current *rayv1.RayCluster) {
+		meta.SetStatusCondition(&current.Status.Conditions, metav1.Condition{Type: string(rayv1.HeadPodReady), Status: metav1.ConditionTrue, Reason: rayv1.HeadPodRunningAndReady})
+	})
+	framework.Update(t, cluster.Client, wl, func() { wl.Spec.Active = ptr.To(false) })
+	waitFor(t, rc, "to be suspended", func(rc *rayv1.RayCluster) error {
+		if !ptr.Deref(rc.Spec.Suspend, false) {
+			return fmt.Errorf("running")
+		}
+		return nil
+	})
+	cluster.WaitWorkload(t, wl, "to hold its quota while the cluster runs", func(wl *kueue.Workload) error {
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) || wl.Status.Admission == nil {
+			return fmt.Errorf("evicted %v, admission %v", meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted), wl.Status.Admission != nil)
+		}
+		return nil
+	})
+	setStatus(t, rc, func(current *rayv1.RayCluster) {
+		meta.SetStatusCondition(&current.Status.Conditions, metav1.Condition{Type: string(rayv1.RayClusterSuspended), Status: metav1.ConditionTrue, Reason: "Suspended"})
+	})
+	cluster.WaitWorkload(t, wl, "to give its quota back", func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil {
+			return fmt.Errorf("still admitted")
+		}
+		return nil
+	})
+	waitFor(t, rc, "to be restored", func(rc *rayv1.RayCluster) error {
+		if _, ok := rc.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"]; ok {
+			return fmt.Errorf("keeps the flavor's nodeSelector")
+		}
+		return nil
+	})
+}
+
+// More workers on a running RayCluster suspend it in the same update.
+func TestScaledRunningRayClusterStopsAndRequeues(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	rc := newRayCluster(ns, "lq")
+	cluster.MustCreate(t, rc)
+	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
+		if ptr.Deref(rc.Spec.Suspend, false) {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	started.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(4))
+	if err := cluster.Client.Update(context.Background(), started); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(started.Spec.Suspend, false) {
+		t.Fatal("a running RayCluster scaled up was not suspended in the same update")
+	}
+	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to queue again with 4 workers", func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil || len(wl.Spec.PodSets) != 2 || wl.Spec.PodSets[1].Count != 4 {
+			return fmt.Errorf("admission %v, pod sets %s", wl.Status.Admission != nil, podSetsOf(wl))
+		}
+		return nil
+	})
+	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
+
+// The standalone variants: a worker pod of a RayJob's cluster opting in
+// alone is ignored under a queued RayJob (the walk goes through the
+// RayCluster to the RayJob) and queued alone under an unqueued one.
+func TestStandaloneWorkerPodOfAQueuedRayJobIsIgnored(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	rc := newRayCluster(ns, "")
+	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	cluster.MustCreate(t, rc)
+	pod := workerPod(ns, rc)
+	cluster.MustCreate(t, pod)
+	if len(pod.Spec.SchedulingGates) > 0 {
+		t.Fatalf("a standalone worker pod of a queued RayJob was gated: %v", pod.Spec.SchedulingGates)
+	}
+	waitEvent(t, pod, integration.EventStandaloneUnderQueuedParent, "RayJob "+rj.Name)
+}
+
+func TestStandaloneWorkerPodOfAnUnqueuedRayJobIsQueuedAlone(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "")
+	cluster.MustCreate(t, rj)
+	rc := newRayCluster(ns, "")
+	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	cluster.MustCreate(t, rc)
+	pod := workerPod(ns, rc)
+	cluster.MustCreate(t, pod)
+	if len(pod.Spec.SchedulingGates) == 0 || pod.Labels[kueue.ManagedLabel] != "true" {
+		t.Fatalf("a standalone worker pod of an unqueued RayJob was not queued: gates %v labels %v", pod.Spec.SchedulingGates, pod.Labels)
+	}
+	waitFor(t, pod, "to be admitted alone", func(p *corev1.Pod) error {
+		if len(p.Spec.SchedulingGates) > 0 {
+			return fmt.Errorf("gated")
+		}
+		return nil
+	})
+}
+
+// workerPod is a worker pod of the cluster, as KubeRay would create it,
+// opting in alone to LocalQueue lq.
+func workerPod(ns string, rc *rayv1.RayCluster) *corev1.Pod {
+	tmpl := podTemplate("1")
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("worker"),
+		Labels:          map[string]string{kueue.QueueNameLabel: "lq", "ray.io/cluster": rc.Name},
+		Annotations:     map[string]string{kueue.StandaloneAnnotation: "true"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rc, rayv1.SchemeGroupVersion.WithKind("RayCluster"))}},
+		Spec: tmpl.Spec}
+}
