@@ -1,7 +1,7 @@
 // Package scheme registers the kueue.x-k8s.io/v1beta2 types (and v1beta1,
 // converted through them) together with the
 // built-in Kubernetes types, the autoscaler's ProvisioningRequest and the job kinds of
-// other projects that sluice queues (JobSet, RayJob, RayCluster), for clients (controller-runtime or client-go
+// other projects that sluice queues (JobSet, RayJob, RayCluster, LeaderWorkerSet), for clients (controller-runtime or client-go
 // based) that talk to a cluster running sluice.
 package scheme
 
@@ -12,6 +12,7 @@ import (
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	lws "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	kueuev1beta1 "github.com/sluicehq/sluice/apis/kueue/v1beta1"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -44,6 +45,9 @@ func AddToScheme(s *runtime.Scheme) error {
 		return err
 	}
 	if err := rayv1.AddToScheme(s); err != nil {
+		return err
+	}
+	if err := lws.AddToScheme(s); err != nil {
 		return err
 	}
 	return s.SetVersionPriority(kueue.GroupVersion, kueuev1beta1.GroupVersion)

@@ -25,3 +25,16 @@ func WorkloadName(gvk schema.GroupVersionKind, name string, uid types.UID) strin
 	}
 	return prefix + suffix
 }
+
+// maxLabelValue is the longest label value the API server takes.
+const maxLabelValue = 63
+
+// FitLabelValue is value when it fits a label value; otherwise value cut,
+// with "-" and 5 hex characters of a hash of hashOf, to fit.
+func FitLabelValue(value, hashOf string) string {
+	if len(value) <= maxLabelValue {
+		return value
+	}
+	sum := sha256.Sum256([]byte(hashOf))
+	return value[:maxLabelValue-6] + "-" + hex.EncodeToString(sum[:])[:5]
+}

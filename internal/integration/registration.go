@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +30,12 @@ type Registration struct {
 	Queued *Kind
 	// New builds the kind's setup from what the manager provides.
 	New func(Deps) Setup
+	// GroupPods, when set, puts a Pod of the kind's (one its webhook sent
+	// to the pod integration) into its pod group: a kind whose pod
+	// templates are shared by several groups (a LeaderWorkerSet's) names
+	// the group from the Pod's own labels. It runs in the pod webhook on
+	// every queued Pod and leaves the Pods of other kinds alone.
+	GroupPods func(*corev1.Pod)
 }
 
 // Deps is what the manager gives a kind's setup.
@@ -51,6 +58,8 @@ type Deps struct {
 	// KnownOwners are the kinds the standalone owner walk follows (every
 	// registered kind, enabled or not), with how to read each.
 	KnownOwners map[schema.GroupKind]func() client.Object
+	// PodGroupers are the enabled kinds' GroupPods.
+	PodGroupers []func(*corev1.Pod)
 }
 
 // Setup is a kind's webhook registration; a kind with controllers of its

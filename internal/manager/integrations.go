@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,11 +79,17 @@ func (in *integrations) served() []integration.Kind {
 // setupReconcilers builds every kind's setup, and runs the generic
 // Reconciler and the kind's own controllers for the enabled ones.
 func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client) error {
+	var groupers []func(*corev1.Pod)
+	for _, r := range in.registrations {
+		if r.GroupPods != nil && in.enabled[r.Framework] {
+			groupers = append(groupers, r.GroupPods)
+		}
+	}
 	for _, r := range in.registrations {
 		in.setups[r.Framework] = r.New(integration.Deps{
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
 			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
-			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: kinds.KnownOwners(),
+			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: kinds.KnownOwners(), PodGroupers: groupers,
 		})
 	}
 	served := in.served()

@@ -11,7 +11,7 @@ import (
 
 // ImplementedFrameworks are the integrations sluice drives.
 var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
-	FrameworkRayJob, FrameworkRayCluster}
+	FrameworkRayJob, FrameworkRayCluster, FrameworkLeaderWorkerSet}
 
 // NotYetImplementedFrameworks are Kueue's other framework names. A file may
 // name them (Kueue's default file does); the manager refuses to start if
@@ -19,17 +19,16 @@ var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkD
 // jobs nor count their pods, and they would run outside quota. The value is
 // the CustomResourceDefinition that serves the kind.
 var NotYetImplementedFrameworks = map[string]string{
-	"kubeflow.org/mpijob":                      "mpijobs.kubeflow.org",
-	"kubeflow.org/paddlejob":                   "paddlejobs.kubeflow.org",
-	"kubeflow.org/pytorchjob":                  "pytorchjobs.kubeflow.org",
-	"kubeflow.org/tfjob":                       "tfjobs.kubeflow.org",
-	"kubeflow.org/xgboostjob":                  "xgboostjobs.kubeflow.org",
-	"kubeflow.org/jaxjob":                      "jaxjobs.kubeflow.org",
-	"trainer.kubeflow.org/trainjob":            "trainjobs.trainer.kubeflow.org",
-	"ray.io/rayservice":                        "rayservices.ray.io",
-	"leaderworkerset.x-k8s.io/leaderworkerset": "leaderworkersets.leaderworkerset.x-k8s.io",
-	"workload.codeflare.dev/appwrapper":        "appwrappers.workload.codeflare.dev",
-	"sparkoperator.k8s.io/sparkapplication":    "sparkapplications.sparkoperator.k8s.io",
+	"kubeflow.org/mpijob":                   "mpijobs.kubeflow.org",
+	"kubeflow.org/paddlejob":                "paddlejobs.kubeflow.org",
+	"kubeflow.org/pytorchjob":               "pytorchjobs.kubeflow.org",
+	"kubeflow.org/tfjob":                    "tfjobs.kubeflow.org",
+	"kubeflow.org/xgboostjob":               "xgboostjobs.kubeflow.org",
+	"kubeflow.org/jaxjob":                   "jaxjobs.kubeflow.org",
+	"trainer.kubeflow.org/trainjob":         "trainjobs.trainer.kubeflow.org",
+	"ray.io/rayservice":                     "rayservices.ray.io",
+	"workload.codeflare.dev/appwrapper":     "appwrappers.workload.codeflare.dev",
+	"sparkoperator.k8s.io/sparkapplication": "sparkapplications.sparkoperator.k8s.io",
 }
 
 func validateFramework(fw string, path *field.Path) *field.Error {

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/internal/integration/deployment"
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/jobset"
+	"github.com/sluicehq/sluice/internal/integration/leaderworkerset"
 	"github.com/sluicehq/sluice/internal/integration/pod"
 	"github.com/sluicehq/sluice/internal/integration/ray"
 	"github.com/sluicehq/sluice/internal/integration/statefulset"
@@ -27,6 +28,7 @@ func All() []integration.Registration {
 		jobset.Registration,
 		ray.JobRegistration,
 		ray.ClusterRegistration,
+		leaderworkerset.Registration,
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -158,10 +159,13 @@ func (r *GroupReconciler) create(ctx context.Context, req ctrl.Request, pods []c
 }
 
 // desiredTotal is how many Pods the group should have: its StatefulSet's
-// replicas when a StatefulSet owns it (scaling doesn't touch the pod
-// template), else the total-count annotation.
+// replicas when the statefulset integration queued it (scaling doesn't
+// touch the pod template), else the total-count annotation (a
+// LeaderWorkerSet's groups are StatefulSets' Pods too, sized by the
+// group's size).
 func (r *GroupReconciler) desiredTotal(ctx context.Context, p *corev1.Pod) (int, error) {
-	if owner := metav1.GetControllerOf(p); owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" {
+	owner := metav1.GetControllerOf(p)
+	if owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" && p.Annotations[kueue.PodSuspendingParentAnno] == configapi.FrameworkStatefulSet {
 		sts := &appsv1.StatefulSet{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, sts)
 		if err == nil && sts.UID == owner.UID {

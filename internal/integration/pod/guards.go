@@ -166,13 +166,18 @@ func knownKinds(owners map[schema.GroupKind]func() client.Object) map[schema.Gro
 }
 
 // enabledAncestor tells whether an ancestor of the Pod above its owner is
-// of an enabled kind.
+// of an enabled kind. A Pod ancestor ends the search: a queued Pod's
+// Workload counts only that Pod (a LeaderWorkerSet's leader owns its
+// workers' StatefulSet).
 func (w *Webhook) enabledAncestor(ctx context.Context, p *corev1.Pod) (bool, error) {
 	chain, err := ancestors(ctx, w.OwnerReader, w.walkable(), p)
 	if err != nil {
 		return false, err
 	}
 	for _, a := range chain[min(1, len(chain)):] {
+		if a.kind == (schema.GroupKind{Kind: "Pod"}) {
+			return false, nil
+		}
 		if w.Policy.ParentKinds[a.kind] {
 			return true, nil
 		}

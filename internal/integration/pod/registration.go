@@ -47,5 +47,6 @@ func (s *setup) SetupWebhook(mgr ctrl.Manager) error {
 		OwnerReader: s.deps.APIReader,
 		Notices:     s.notices,
 		KnownOwners: s.deps.KnownOwners,
+		Groupers:    s.deps.PodGroupers,
 	})
 }

@@ -22,7 +22,7 @@ import (
 	sluicewebhook "github.com/sluicehq/sluice/internal/webhook"
 )
 
-// +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods;pods/resize,verbs=create;update,versions=v1,name=vpod.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Messages of the standalone opt-in's notices.
@@ -32,7 +32,10 @@ const (
 )
 
 // Webhook gates the Pods sluice queues as they are created, and checks the
-// opt-in annotations. With the pod framework disabled it lets every Pod
+// opt-in annotations. It is invoked again when a later webhook changed the
+// Pod (reinvocationPolicy IfNeeded): LeaderWorkerSet's own webhook labels
+// a leader with its group index only then, and Default must see it to put
+// the Pod into its group; Default is idempotent. With the pod framework disabled it lets every Pod
 // through.
 type Webhook struct {
 	Enabled bool
@@ -45,6 +48,9 @@ type Webhook struct {
 	Notices *Notices
 	// KnownOwners are the kinds the owner walk follows besides ReplicaSets.
 	KnownOwners map[schema.GroupKind]func() client.Object
+	// Groupers put a queued Pod of a kind into its pod group (the kinds'
+	// GroupPods).
+	Groupers []func(*corev1.Pod)
 }
 
 // SetupWebhook registers both webhooks of Pods.
@@ -148,6 +154,9 @@ func (w *Webhook) Default(ctx context.Context, p *corev1.Pod) error {
 	p.Labels[kueue.ManagedLabel] = "true"
 	if v.decision.Defaulted {
 		p.Labels[kueue.QueueNameLabel] = v.decision.QueueName
+	}
+	for _, group := range w.Groupers {
+		group(p)
 	}
 	if !slices.ContainsFunc(p.Spec.SchedulingGates, isAdmissionGate) {
 		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: kueue.AdmissionSchedulingGate})

@@ -7,8 +7,6 @@ package statefulset
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,18 +26,10 @@ import (
 // Framework is the value of pod-suspending-parent on a StatefulSet's Pods.
 const Framework = "statefulset"
 
-// maxLabelValue is the longest label value the API takes.
-const maxLabelValue = 63
-
 // GroupName is the pod group of a StatefulSet's Pods: "statefulset-<name>",
 // cut and suffixed with a hash when that is longer than a label value.
 func GroupName(name string) string {
-	group := "statefulset-" + name
-	if len(group) <= maxLabelValue {
-		return group
-	}
-	sum := sha256.Sum256([]byte(name))
-	return group[:maxLabelValue-6] + "-" + hex.EncodeToString(sum[:])[:5]
+	return integration.FitLabelValue("statefulset-"+name, name)
 }
 
 // Webhook makes a queued StatefulSet's Pods one pod group. With the
