@@ -56,7 +56,6 @@ func (f *File) NotActedOn() []string {
 			"IgnoreUndeclared is not implemented: a workload requesting a resource its ClusterQueue does not cover keeps waiting (BlockUndeclared)")
 	}
 	if ig := w.Integrations; ig != nil {
-		add(len(ig.ExternalFrameworks) > 0, "integrations.externalFrameworks", "accepted; sluice admits Workloads whatever their owner, and does not use the list")
 		for i, fw := range ig.Frameworks {
 			if crd, ok := v1beta2.NotYetImplementedFrameworks[fw]; ok {
 				out = append(out, fmt.Sprintf("integrations.frameworks[%d]: %s is not implemented yet; allowed only while the cluster does not serve %s", i, fw, crd))

@@ -192,3 +192,15 @@ func OwnedByKind(obj client.Object, kinds map[schema.GroupKind]bool) bool {
 	gv, err := schema.ParseGroupVersion(owner.APIVersion)
 	return err == nil && kinds[schema.GroupKind{Group: gv.Group, Kind: owner.Kind}]
 }
+
+// ExternalKinds reads integrations.externalFrameworks (Kind.version.group,
+// validated by the configuration) into the kinds they name.
+func ExternalKinds(names []string) map[schema.GroupKind]schema.GroupVersionKind {
+	kinds := map[schema.GroupKind]schema.GroupVersionKind{}
+	for _, name := range names {
+		if gvk, _ := schema.ParseKindArg(name); gvk != nil {
+			kinds[gvk.GroupKind()] = *gvk
+		}
+	}
+	return kinds
+}

@@ -150,3 +150,11 @@ func TestNamespaceMissingFromTheCacheIsReadFromTheAPI(t *testing.T) {
 		t.Error("a namespace that exists nowhere was not an error")
 	}
 }
+
+func TestExternalKinds(t *testing.T) {
+	kinds := ExternalKinds([]string{"AppWrapper.v1beta2.workload.codeflare.dev", "Widget.v1.example.com"})
+	want := schema.GroupVersionKind{Group: "workload.codeflare.dev", Version: "v1beta2", Kind: "AppWrapper"}
+	if len(kinds) != 2 || kinds[want.GroupKind()] != want {
+		t.Fatalf("external kinds %v, want AppWrapper and Widget", kinds)
+	}
+}

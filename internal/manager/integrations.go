@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +39,10 @@ type integrations struct {
 	multiKueue bool
 	// setups are each kind's setup, by framework name.
 	setups map[string]integration.Setup
+	// external are the kinds of integrations.externalFrameworks: their
+	// controllers queue them (they own their Workloads), and sluice treats
+	// them as parents of what they own.
+	external map[schema.GroupKind]schema.GroupVersionKind
 }
 
 func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, awaited map[string]bool) (*integrations, error) {
@@ -55,8 +61,26 @@ func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, aw
 	if err != nil {
 		return nil, err
 	}
+	in.external = integration.ExternalKinds(cfg.Integrations.ExternalFrameworks)
+	for gk := range in.external {
+		policy.ParentKinds[gk] = true
+	}
 	in.policy = policy
 	return in, nil
+}
+
+// knownOwners are the registered kinds and the external frameworks, as the
+// owner walk reads them.
+func (in *integrations) knownOwners() map[schema.GroupKind]func() client.Object {
+	owners := kinds.KnownOwners()
+	for gk, gvk := range in.external {
+		owners[gk] = func() client.Object {
+			owner := &metav1.PartialObjectMetadata{}
+			owner.SetGroupVersionKind(gvk)
+			return owner
+		}
+	}
+	return owners
 }
 
 // stopsFirst: the Workloads of enabled kinds keep their reservation until
@@ -89,7 +113,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 		in.setups[r.Framework] = r.New(integration.Deps{
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
 			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
-			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: kinds.KnownOwners(), PodGroupers: groupers,
+			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: in.knownOwners(), PodGroupers: groupers,
 		})
 	}
 	served := in.served()

@@ -117,8 +117,19 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 		return w.enabledAncestor(ctx, p)
 	}
 	// The cache first (a Job's Pods are created right after it, and the
-	// cache usually has it); the API server when the cache doesn't.
-	owner, err := controllerOwner(ctx, w.walkable(), p, w.Reader, w.OwnerReader)
+	// cache usually has it); the API server when the cache doesn't. An
+	// external framework's kind is read as metadata from the API server
+	// only: the manager does not watch it.
+	walkable := w.walkable()
+	readers := []client.Reader{w.Reader, w.OwnerReader}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		if newObj, ok := walkable[schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()]; ok {
+			if _, metadataOnly := newObj().(*metav1.PartialObjectMetadata); metadataOnly {
+				readers = readers[1:]
+			}
+		}
+	}
+	owner, err := controllerOwner(ctx, walkable, p, readers...)
 	if owner == nil || err != nil {
 		return false, err
 	}
