@@ -26,7 +26,7 @@ FUZZ_TIME   ?= 1m
 FUZZ_TARGETS := internal/quota:FuzzSaturatingArithmetic internal/quota:FuzzTreeChargeAvailable \
   internal/workload:FuzzPodRequests internal/scheduler:FuzzScheduleCycle internal/webhook:FuzzValidators \
   internal/integration/job:FuzzValidateJob internal/integration/pod:FuzzValidatePod \
-  internal/integration/jobset:FuzzValidateJobSet internal/integration/ray:FuzzRayPodSets
+  internal/integration/jobset:FuzzValidateJobSet internal/integration/ray:FuzzRayPodSets internal/integration/mpijob:FuzzMPIJob
 # Where `make dev` keeps its data; `make dev DEV_FLAGS=--keep` keeps it on exit.
 DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=

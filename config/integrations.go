@@ -25,6 +25,8 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkRayCluster, true
 	case "mleaderworkerset.kueue.x-k8s.io", "vleaderworkerset.kueue.x-k8s.io":
 		return configapi.FrameworkLeaderWorkerSet, true
+	case "mmpijob.kueue.x-k8s.io", "vmpijob.kueue.x-k8s.io":
+		return configapi.FrameworkMPIJob, true
 	}
 	return "", false
 }

@@ -43,6 +43,7 @@ const (
 	FrameworkRayJob                 = "ray.io/rayjob"
 	FrameworkRayCluster             = "ray.io/raycluster"
 	FrameworkLeaderWorkerSet        = "leaderworkerset.x-k8s.io/leaderworkerset"
+	FrameworkMPIJob                 = "kubeflow.org/mpijob"
 	defaultTransformationStrategy   = Retain
 	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )

@@ -11,7 +11,7 @@ import (
 
 // ImplementedFrameworks are the integrations sluice drives.
 var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
-	FrameworkRayJob, FrameworkRayCluster, FrameworkLeaderWorkerSet}
+	FrameworkRayJob, FrameworkRayCluster, FrameworkLeaderWorkerSet, FrameworkMPIJob}
 
 // NotYetImplementedFrameworks are Kueue's other framework names. A file may
 // name them (Kueue's default file does); the manager refuses to start if
@@ -19,7 +19,6 @@ var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkD
 // jobs nor count their pods, and they would run outside quota. The value is
 // the CustomResourceDefinition that serves the kind.
 var NotYetImplementedFrameworks = map[string]string{
-	"kubeflow.org/mpijob":                   "mpijobs.kubeflow.org",
 	"kubeflow.org/paddlejob":                "paddlejobs.kubeflow.org",
 	"kubeflow.org/pytorchjob":               "pytorchjobs.kubeflow.org",
 	"kubeflow.org/tfjob":                    "tfjobs.kubeflow.org",

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/jobset"
 	"github.com/sluicehq/sluice/internal/integration/leaderworkerset"
+	"github.com/sluicehq/sluice/internal/integration/mpijob"
 	"github.com/sluicehq/sluice/internal/integration/pod"
 	"github.com/sluicehq/sluice/internal/integration/ray"
 	"github.com/sluicehq/sluice/internal/integration/statefulset"
@@ -29,6 +30,7 @@ func All() []integration.Registration {
 		ray.JobRegistration,
 		ray.ClusterRegistration,
 		leaderworkerset.Registration,
+		mpijob.Registration,
 	}
 }
 

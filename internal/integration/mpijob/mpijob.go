@@ -1,0 +1,203 @@
+// Package mpijob is Kubeflow's MPIJob (kubeflow.org/v2beta1) in the job
+// framework: a launcher and workers as pod sets, suspended and resumed
+// through spec.runPolicy.suspend, the flavors injected into each replica
+// type's pod template, and its webhook rules. It must not own the Workload
+// lifecycle (internal/integration does).
+package mpijob
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+)
+
+// +kubebuilder:webhook:path=/mutate-kubeflow-org-v2beta1-mpijob,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=kubeflow.org,resources=mpijobs,verbs=create;update,versions=v2beta1,name=mmpijob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-kubeflow-org-v2beta1-mpijob,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=kubeflow.org,resources=mpijobs,verbs=create;update,versions=v2beta1,name=vmpijob.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kubeflow.org,resources=mpijobs/status,verbs=get
+
+// Kind is the MPIJob in the job framework.
+var Kind = integration.Kind{
+	Framework: configapi.FrameworkMPIJob,
+	GVK:       mpiv2.SchemeGroupVersionKind,
+	NewObject: func() client.Object { return &mpiv2.MPIJob{} },
+	NewList:   func() client.ObjectList { return &mpiv2.MPIJobList{} },
+	Wrap:      func(o client.Object) integration.Job { return &MPIJob{o.(*mpiv2.MPIJob)} },
+}
+
+// Registration is the MPIJob in the list of kinds.
+var Registration = integration.Registration{
+	Framework: Kind.Framework,
+	GVK:       Kind.GVK,
+	NewObject: Kind.NewObject,
+	CRD:       "mpijobs.kubeflow.org",
+	Queued:    &Kind,
+	New: func(deps integration.Deps) integration.Setup {
+		return integration.SetupFunc(newWebhook(deps).Register)
+	},
+}
+
+// replicaTypes are the replica types of an MPIJob, in pod-set order.
+var replicaTypes = []mpiv2.MPIReplicaType{mpiv2.MPIReplicaTypeLauncher, mpiv2.MPIReplicaTypeWorker}
+
+var specsPath = field.NewPath("spec", "mpiReplicaSpecs")
+
+// podSetName is a replica type's pod set: its name in lower case.
+func podSetName(t mpiv2.MPIReplicaType) kueue.PodSetReference {
+	return kueue.PodSetReference(strings.ToLower(string(t)))
+}
+
+// replicas is a replica type's pod count with the MPI operator's defaults
+// (one launcher, no workers).
+func replicas(t mpiv2.MPIReplicaType, spec *mpiv2.ReplicaSpec) int32 {
+	if t == mpiv2.MPIReplicaTypeLauncher {
+		return ptr.Deref(spec.Replicas, 1)
+	}
+	return ptr.Deref(spec.Replicas, 0)
+}
+
+// MPIJob adapts an MPIJob to the framework.
+type MPIJob struct{ *mpiv2.MPIJob }
+
+func (j *MPIJob) Object() client.Object { return j.MPIJob }
+
+func (j *MPIJob) IsSuspended() bool { return ptr.Deref(j.Spec.RunPolicy.Suspend, false) }
+
+func (j *MPIJob) Suspend() { j.Spec.RunPolicy.Suspend = ptr.To(true) }
+
+// PodSets: the launcher, then the workers.
+func (j *MPIJob) PodSets() ([]kueue.PodSet, error) {
+	if errs := validate(j.MPIJob); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	var podSets []kueue.PodSet
+	for _, t := range replicaTypes {
+		if spec := j.Spec.MPIReplicaSpecs[t]; spec != nil {
+			podSets = append(podSets, kueue.PodSet{Name: podSetName(t), Count: replicas(t, spec), Template: *spec.Template.DeepCopy()})
+		}
+	}
+	return podSets, nil
+}
+
+// validate: a launcher, only the launcher and worker replica types, one
+// launcher, counts that are not negative.
+func validate(job *mpiv2.MPIJob) field.ErrorList {
+	var errs field.ErrorList
+	for t := range job.Spec.MPIReplicaSpecs {
+		if !slices.Contains(replicaTypes, t) {
+			errs = append(errs, field.NotSupported(specsPath.Key(string(t)), t, replicaTypes))
+		}
+	}
+	launcher := job.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeLauncher]
+	if launcher == nil {
+		errs = append(errs, field.Required(specsPath.Key(string(mpiv2.MPIReplicaTypeLauncher)), "an MPIJob needs its launcher"))
+	} else if n := replicas(mpiv2.MPIReplicaTypeLauncher, launcher); n != 1 {
+		errs = append(errs, field.Invalid(specsPath.Key(string(mpiv2.MPIReplicaTypeLauncher)).Child("replicas"), n, "an MPIJob has one launcher"))
+	}
+	if worker := job.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker]; worker != nil {
+		if n := replicas(mpiv2.MPIReplicaTypeWorker, worker); n < 0 {
+			errs = append(errs, field.Invalid(specsPath.Key(string(mpiv2.MPIReplicaTypeWorker)).Child("replicas"), n, "must not be negative"))
+		}
+	}
+	return errs
+}
+
+func (j *MPIJob) templates() integration.PodTemplates {
+	t := integration.PodTemplates{}
+	for _, rt := range replicaTypes {
+		if spec := j.Spec.MPIReplicaSpecs[rt]; spec != nil {
+			t[podSetName(rt)] = &spec.Template
+		}
+	}
+	return t
+}
+
+func (j *MPIJob) Originals() []integration.PodSetInfo {
+	podSets, _ := j.PodSets()
+	return j.templates().Originals(podSets)
+}
+
+func (j *MPIJob) Run(infos []integration.PodSetInfo) error {
+	if err := j.templates().InjectByName(infos); err != nil {
+		return err
+	}
+	j.Spec.RunPolicy.Suspend = ptr.To(false)
+	return nil
+}
+
+func (j *MPIJob) Restore(originals []integration.PodSetInfo) bool {
+	return j.templates().RestoreByName(originals)
+}
+
+// Finished reads the Succeeded and Failed conditions.
+func (j *MPIJob) Finished() (bool, bool, string) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case mpiv2.JobSucceeded:
+			return true, true, messageOr(c.Message, "MPIJob succeeded")
+		case mpiv2.JobFailed:
+			return true, false, messageOr(c.Message, fmt.Sprintf("MPIJob failed: %s", c.Reason))
+		}
+	}
+	return false, false, ""
+}
+
+func messageOr(message, fallback string) string {
+	if message != "" {
+		return message
+	}
+	return fallback
+}
+
+// Active: a replica type still has active pods.
+func (j *MPIJob) Active() bool {
+	for _, s := range j.Status.ReplicaStatuses {
+		if s != nil && s.Active > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (j *MPIJob) ReclaimablePods() []kueue.ReclaimablePod { return nil }
+
+// ManagedElsewhere names a controller other than the MPI operator
+// (MultiKueue's is sluice's own, and dispatches no MPIJob yet).
+func (j *MPIJob) ManagedElsewhere() string {
+	if by := ptr.Deref(j.Spec.RunPolicy.ManagedBy, mpiv2.KubeflowJobController); by != mpiv2.KubeflowJobController && by != kueue.MultiKueueControllerName {
+		return by
+	}
+	return ""
+}
+
+// newWebhook is the MPIJob webhook: the shared plumbing with the MPIJob's
+// rules on every MPIJob sluice queues.
+func newWebhook(deps integration.Deps) *integration.JobWebhook[*mpiv2.MPIJob] {
+	return &integration.JobWebhook[*mpiv2.MPIJob]{
+		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Templates: func(job *mpiv2.MPIJob) []integration.Template {
+			var out []integration.Template
+			for _, rt := range replicaTypes {
+				if spec := job.Spec.MPIReplicaSpecs[rt]; spec != nil {
+					out = append(out, integration.Template{Meta: &spec.Template.ObjectMeta, Pod: &spec.Template.Spec, Path: specsPath.Key(string(rt)).Child("template")})
+				}
+			}
+			return out
+		},
+		QueuedRules:   validate,
+		DefaultUpdate: func(old, job *mpiv2.MPIJob) { integration.SuspendIfGrown(&MPIJob{old}, &MPIJob{job}) },
+	}
+}

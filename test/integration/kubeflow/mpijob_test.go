@@ -1,0 +1,162 @@
+package kubeflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/mpijob"
+	"github.com/sluicehq/sluice/test/integration/framework"
+)
+
+func newQueue(t *testing.T, cpu string) (string, string) {
+	t.Helper()
+	ns := cluster.Unique("mpi")
+	flavor := cluster.Unique("flavor")
+	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: flavor, Nominal: cpu})
+	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, framework.Flavor(flavor, map[string]string{"pool": flavor}), cq,
+		framework.LocalQueue(ns, "lq", cq.Name))
+	cluster.WaitActive(t, cq)
+	return ns, flavor
+}
+
+func replica(n int32) *mpiv2.ReplicaSpec {
+	return &mpiv2.ReplicaSpec{Replicas: ptr.To(n), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "mpi", Image: "mpi",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}}
+}
+
+// newMPIJob is an MPIJob of a launcher and workers pods of 1 CPU in
+// LocalQueue lq.
+func newMPIJob(ns string, workers int32) *mpiv2.MPIJob {
+	return &mpiv2.MPIJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("mpijob"), Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: mpiv2.MPIJobSpec{MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{
+			mpiv2.MPIReplicaTypeLauncher: replica(1), mpiv2.MPIReplicaTypeWorker: replica(workers)}}}
+}
+
+func workloadOf(job *mpiv2.MPIJob) *kueue.Workload {
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: integration.WorkloadName(mpijob.Kind.GVK, job.Name, job.UID)}}
+}
+
+func waitMPIJob(t *testing.T, job *mpiv2.MPIJob, what string, cond func(*mpiv2.MPIJob) error) *mpiv2.MPIJob {
+	t.Helper()
+	current := &mpiv2.MPIJob{}
+	framework.Eventually(t, job.Name+" "+what, func(ctx context.Context) (bool, error) {
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(job), current); err != nil {
+			return false, err
+		}
+		return true, cond(current)
+	})
+	return current
+}
+
+func running(job *mpiv2.MPIJob) error {
+	if ptr.Deref(job.Spec.RunPolicy.Suspend, false) {
+		return fmt.Errorf("suspended")
+	}
+	return nil
+}
+
+func admitted(wl *kueue.Workload) error {
+	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+		return fmt.Errorf("not admitted")
+	}
+	return nil
+}
+
+func TestMPIJobIsQueuedStartedAndFinished(t *testing.T) {
+	ns, flavor := newQueue(t, "3")
+	job := newMPIJob(ns, 2)
+	cluster.MustCreate(t, job)
+	if !ptr.Deref(job.Spec.RunPolicy.Suspend, false) {
+		t.Fatal("the webhook did not create the queued MPIJob suspended")
+	}
+	wl := cluster.WaitWorkload(t, workloadOf(job), "to be admitted", admitted)
+	if len(wl.Spec.PodSets) != 2 || wl.Spec.PodSets[0].Name != "launcher" || wl.Spec.PodSets[0].Count != 1 || wl.Spec.PodSets[1].Name != "worker" || wl.Spec.PodSets[1].Count != 2 {
+		t.Fatalf("pod sets %+v, want launcher=1 worker=2", wl.Spec.PodSets)
+	}
+	started := waitMPIJob(t, job, "to run", running)
+	for rt, spec := range started.Spec.MPIReplicaSpecs {
+		if spec.Template.Spec.NodeSelector["pool"] != flavor {
+			t.Errorf("%s: nodeSelector %v, want the flavor's pool", rt, spec.Template.Spec.NodeSelector)
+		}
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current := &mpiv2.MPIJob{}
+		if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(job), current); err != nil {
+			return err
+		}
+		current.Status.Conditions = []mpiv2.JobCondition{{Type: mpiv2.JobSucceeded, Status: corev1.ConditionTrue, Reason: "MPIJobSucceeded", Message: "all done"}}
+		return cluster.Client.Status().Update(context.Background(), current)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.WaitWorkload(t, wl, "to finish", framework.ConditionIs(kueue.WorkloadFinished, metav1.ConditionTrue, integration.FinishedReasonSucceeded, "all done"))
+}
+
+func TestMPIJobWaitsUntilItFits(t *testing.T) {
+	ns, _ := newQueue(t, "2")
+	job := newMPIJob(ns, 2)
+	cluster.MustCreate(t, job)
+	wl := cluster.WaitWorkload(t, workloadOf(job), "to exist", func(*kueue.Workload) error { return nil })
+	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
+
+func TestMPIJobWebhookRules(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	for _, tc := range []struct {
+		name   string
+		mutate func(*mpiv2.MPIJob)
+		want   string
+	}{
+		{"no launcher", func(j *mpiv2.MPIJob) { delete(j.Spec.MPIReplicaSpecs, mpiv2.MPIReplicaTypeLauncher) }, "spec.mpiReplicaSpecs[Launcher]: Required value"},
+		{"two launchers", func(j *mpiv2.MPIJob) { j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeLauncher].Replicas = ptr.To(int32(2)) }, "an MPIJob has one launcher"},
+		{"a standalone worker template", func(j *mpiv2.MPIJob) {
+			j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker].Template.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
+		}, "pods of a queued MPIJob are already counted by its Workload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := newMPIJob(ns, 1)
+			tc.mutate(job)
+			err := cluster.Client.Create(context.Background(), job)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v, want Invalid with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// More workers on a running MPIJob suspend it in the same update.
+func TestGrownRunningMPIJobStopsAndRequeues(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	job := newMPIJob(ns, 2)
+	cluster.MustCreate(t, job)
+	started := waitMPIJob(t, job, "to run", running)
+	started.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker].Replicas = ptr.To(int32(4))
+	if err := cluster.Client.Update(context.Background(), started); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(started.Spec.RunPolicy.Suspend, false) {
+		t.Fatal("a running MPIJob given more workers was not suspended in the same update")
+	}
+	wl := cluster.WaitWorkload(t, workloadOf(job), "to queue again with 4 workers", func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil || len(wl.Spec.PodSets) != 2 || wl.Spec.PodSets[1].Count != 4 {
+			return fmt.Errorf("admission %v, pod sets %d", wl.Status.Admission != nil, len(wl.Spec.PodSets))
+		}
+		return nil
+	})
+	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
