@@ -78,3 +78,16 @@ type ControllerSetup interface {
 type SetupFunc func(mgr ctrl.Manager) error
 
 func (f SetupFunc) SetupWebhook(mgr ctrl.Manager) error { return f(mgr) }
+
+// JobRegistration is the Registration of a queued kind whose setup is its
+// webhook: crd names its CustomResourceDefinition ("" for built-ins).
+func JobRegistration(kind *Kind, crd string, webhook func(Deps) func(ctrl.Manager) error) Registration {
+	return Registration{
+		Framework: kind.Framework,
+		GVK:       kind.GVK,
+		NewObject: kind.NewObject,
+		CRD:       crd,
+		Queued:    kind,
+		New:       func(deps Deps) Setup { return SetupFunc(webhook(deps)) },
+	}
+}

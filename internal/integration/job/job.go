@@ -26,26 +26,13 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &batchv1.Job{} },
 	NewList:   func() client.ObjectList { return &batchv1.JobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*batchv1.Job)} },
-	PodsGone:  podsGone,
-	Remote:    RemoteAdapter{},
-}
-
-// podsGone tells whether no pod of the Job with this UID may still run:
-// none left, or all of them ended. The Job controller labels its pods with
-// the Job's UID; a Job deleted with orphan propagation leaves them
-// running, still holding what its Workload reserved. reader must read from
-// the API server (the manager caches only the Pods it queues).
-func podsGone(ctx context.Context, reader client.Reader, namespace string, jobUID types.UID) (bool, error) {
-	pods := &corev1.PodList{}
-	if err := reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(jobUID)}); err != nil {
-		return false, fmt.Errorf("listing the pods of Job %s: %w", jobUID, err)
-	}
-	for i := range pods.Items {
-		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
-			return false, nil
-		}
-	}
-	return true, nil
+	PodsGone: func(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
+		// The Job controller labels its pods with the Job's UID; a Job
+		// deleted with orphan propagation leaves them running, still
+		// holding what its Workload reserved.
+		return integration.PodsGoneByLabel(ctx, reader, namespace, batchv1.ControllerUidLabel, string(uid))
+	},
+	Remote: RemoteAdapter{},
 }
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch

@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -16,15 +17,9 @@ import (
 // +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=batch,resources=jobs,verbs=create;update,versions=v1,name=vjob.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Registration is batch/v1 Job in the list of kinds.
-var Registration = integration.Registration{
-	Framework: Kind.Framework,
-	GVK:       Kind.GVK,
-	NewObject: Kind.NewObject,
-	Queued:    &Kind,
-	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(newWebhook(deps).Register)
-	},
-}
+var Registration = integration.JobRegistration(&Kind, "", func(deps integration.Deps) func(ctrl.Manager) error {
+	return newWebhook(deps).Register
+})
 
 // newWebhook is the Job webhook: the shared plumbing of
 // integration.JobWebhook, with a Job's min-parallelism rule, the

@@ -2,12 +2,11 @@ package jobset
 
 import (
 	"context"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -26,37 +25,17 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &jobsetapi.JobSet{} },
 	NewList:   func() client.ObjectList { return &jobsetapi.JobSetList{} },
 	Wrap:      func(o client.Object) integration.Job { return &JobSet{o.(*jobsetapi.JobSet)} },
-	PodsGone:  podsGone,
-}
-
-// Registration is the JobSet in the list of kinds.
-var Registration = integration.Registration{
-	Framework: Kind.Framework,
-	GVK:       Kind.GVK,
-	NewObject: Kind.NewObject,
-	CRD:       "jobsets.jobset.x-k8s.io",
-	Queued:    &Kind,
-	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(newWebhook(deps).Register)
+	PodsGone: func(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
+		// The JobSet controller labels its Jobs' pods with the JobSet's
+		// UID; one deleted with orphan propagation leaves them running.
+		return integration.PodsGoneByLabel(ctx, reader, namespace, jobsetapi.JobSetUIDKey, string(uid))
 	},
 }
 
-// podsGone tells whether no pod of the JobSet with this UID may still run.
-// The JobSet controller labels its Jobs' pods with the JobSet's UID; a
-// JobSet deleted with orphan propagation leaves its Jobs, and their pods,
-// running. reader must read from the API server.
-func podsGone(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
-	pods := &corev1.PodList{}
-	if err := reader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{jobsetapi.JobSetUIDKey: string(uid)}); err != nil {
-		return false, fmt.Errorf("listing the pods of JobSet %s: %w", uid, err)
-	}
-	for i := range pods.Items {
-		if phase := pods.Items[i].Status.Phase; phase != corev1.PodSucceeded && phase != corev1.PodFailed {
-			return false, nil
-		}
-	}
-	return true, nil
-}
+// Registration is the JobSet in the list of kinds.
+var Registration = integration.JobRegistration(&Kind, "jobsets.jobset.x-k8s.io", func(deps integration.Deps) func(ctrl.Manager) error {
+	return newWebhook(deps).Register
+})
 
 // JobSet adapts a JobSet to the framework.
 type JobSet struct{ *jobsetapi.JobSet }
@@ -117,19 +96,12 @@ func (j *JobSet) Restore(originals []integration.PodSetInfo) bool {
 // Finished reads the JobSet's terminal conditions.
 func (j *JobSet) Finished() (bool, bool, string) {
 	if c := meta.FindStatusCondition(j.Status.Conditions, string(jobsetapi.JobSetCompleted)); c != nil && c.Status == "True" {
-		return true, true, messageOf(c.Message, "JobSet finished successfully")
+		return true, true, integration.MessageOr(c.Message, "JobSet finished successfully")
 	}
 	if c := meta.FindStatusCondition(j.Status.Conditions, string(jobsetapi.JobSetFailed)); c != nil && c.Status == "True" {
-		return true, false, messageOf(c.Message, "JobSet failed")
+		return true, false, integration.MessageOr(c.Message, "JobSet failed")
 	}
 	return false, false, ""
-}
-
-func messageOf(message, fallback string) string {
-	if message != "" {
-		return message
-	}
-	return fallback
 }
 
 // Active: a child Job still has pods pending or running.

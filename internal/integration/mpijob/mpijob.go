@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -36,16 +37,9 @@ var Kind = integration.Kind{
 }
 
 // Registration is the MPIJob in the list of kinds.
-var Registration = integration.Registration{
-	Framework: Kind.Framework,
-	GVK:       Kind.GVK,
-	NewObject: Kind.NewObject,
-	CRD:       "mpijobs.kubeflow.org",
-	Queued:    &Kind,
-	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(newWebhook(deps).Register)
-	},
-}
+var Registration = integration.JobRegistration(&Kind, "mpijobs.kubeflow.org", func(deps integration.Deps) func(ctrl.Manager) error {
+	return newWebhook(deps).Register
+})
 
 // replicaTypes are the replica types of an MPIJob, in pod-set order.
 var replicaTypes = []mpiv2.MPIReplicaType{mpiv2.MPIReplicaTypeLauncher, mpiv2.MPIReplicaTypeWorker}
@@ -147,19 +141,12 @@ func (j *MPIJob) Finished() (bool, bool, string) {
 		}
 		switch c.Type {
 		case mpiv2.JobSucceeded:
-			return true, true, messageOr(c.Message, "MPIJob succeeded")
+			return true, true, integration.MessageOr(c.Message, "MPIJob succeeded")
 		case mpiv2.JobFailed:
-			return true, false, messageOr(c.Message, fmt.Sprintf("MPIJob failed: %s", c.Reason))
+			return true, false, integration.MessageOr(c.Message, fmt.Sprintf("MPIJob failed: %s", c.Reason))
 		}
 	}
 	return false, false, ""
-}
-
-func messageOr(message, fallback string) string {
-	if message != "" {
-		return message
-	}
-	return fallback
 }
 
 // Active: a replica type still has active pods.

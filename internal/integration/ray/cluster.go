@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -30,16 +31,9 @@ var ClusterKind = integration.Kind{
 }
 
 // ClusterRegistration is the RayCluster in the list of kinds.
-var ClusterRegistration = integration.Registration{
-	Framework: ClusterKind.Framework,
-	GVK:       ClusterKind.GVK,
-	NewObject: ClusterKind.NewObject,
-	CRD:       "rayclusters.ray.io",
-	Queued:    &ClusterKind,
-	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(newClusterWebhook(deps).Register)
-	},
-}
+var ClusterRegistration = integration.JobRegistration(&ClusterKind, "rayclusters.ray.io", func(deps integration.Deps) func(ctrl.Manager) error {
+	return newClusterWebhook(deps).Register
+})
 
 // Cluster adapts a RayCluster to the framework. A RayCluster runs until it
 // is deleted: it never finishes, and its Workload holds the quota until

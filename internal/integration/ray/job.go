@@ -3,6 +3,7 @@ package ray
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -25,16 +26,9 @@ var JobKind = integration.Kind{
 }
 
 // JobRegistration is the RayJob in the list of kinds.
-var JobRegistration = integration.Registration{
-	Framework: JobKind.Framework,
-	GVK:       JobKind.GVK,
-	NewObject: JobKind.NewObject,
-	CRD:       "rayjobs.ray.io",
-	Queued:    &JobKind,
-	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(newJobWebhook(deps).Register)
-	},
-}
+var JobRegistration = integration.JobRegistration(&JobKind, "rayjobs.ray.io", func(deps integration.Deps) func(ctrl.Manager) error {
+	return newJobWebhook(deps).Register
+})
 
 var (
 	jobPath     = field.NewPath("spec")
@@ -131,18 +125,11 @@ func (j *Job) Finished() (bool, bool, string) {
 	switch j.Status.JobDeploymentStatus {
 	case rayv1.JobDeploymentStatusComplete:
 		succeeded := j.Status.JobStatus == rayv1.JobStatusSucceeded
-		return true, succeeded, messageOr(j.Status.Message, "RayJob finished with status "+string(j.Status.JobStatus))
+		return true, succeeded, integration.MessageOr(j.Status.Message, "RayJob finished with status "+string(j.Status.JobStatus))
 	case rayv1.JobDeploymentStatusFailed, rayv1.JobDeploymentStatusValidationFailed:
-		return true, false, messageOr(j.Status.Message, "RayJob failed: "+string(j.Status.Reason))
+		return true, false, integration.MessageOr(j.Status.Message, "RayJob failed: "+string(j.Status.Reason))
 	}
 	return false, false, ""
-}
-
-func messageOr(message, fallback string) string {
-	if message != "" {
-		return message
-	}
-	return fallback
 }
 
 // Active: KubeRay deployed the job's cluster and has not reported it gone

@@ -181,3 +181,17 @@ func (c *Cluster) ReservedNow(t testing.TB, wls ...*kueue.Workload) []string {
 	}
 	return out
 }
+
+// NewQueue creates a namespace (named from prefix) with LocalQueue "lq" in
+// front of a ClusterQueue of its own with cpu quota in one flavor, whose
+// nodes are labelled pool=<flavor>, and waits until the ClusterQueue is
+// active. It returns the namespace and the flavor's name.
+func (c *Cluster) NewQueue(t testing.TB, prefix, cpu string) (namespace, flavor string) {
+	t.Helper()
+	namespace, flavor = c.Unique(prefix), c.Unique("flavor")
+	cq := ClusterQueue(c.Unique("cq"), "", CPUQuota{Flavor: flavor, Nominal: cpu})
+	c.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, Flavor(flavor, map[string]string{"pool": flavor}), cq,
+		LocalQueue(namespace, "lq", cq.Name))
+	c.WaitActive(t, cq)
+	return namespace, flavor
+}

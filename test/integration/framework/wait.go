@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,4 +47,18 @@ func Update(t testing.TB, c client.Client, obj client.Object, mutate func()) {
 	if err != nil {
 		t.Fatalf("updating %T %s: %v", obj, obj.GetName(), err)
 	}
+}
+
+// WaitFor waits until the object, read from the API server, satisfies
+// cond, and returns it.
+func WaitFor[T client.Object](t testing.TB, c client.Client, obj T, what string, cond func(T) error) T {
+	t.Helper()
+	current := obj.DeepCopyObject().(T)
+	Eventually(t, fmt.Sprintf("%s %s", obj.GetName(), what), func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+			return false, err
+		}
+		return true, cond(current)
+	})
+	return current
 }

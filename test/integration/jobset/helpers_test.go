@@ -24,17 +24,11 @@ import (
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
-// newQueue creates a namespace with LocalQueue "lq" in front of its own
-// ClusterQueue with cpu quota in one flavor (node label pool=<flavor>).
-func newQueue(t *testing.T, cpu string) (string, *kueue.ResourceFlavor) {
+// newQueue is a namespace with LocalQueue "lq" in front of its own
+// ClusterQueue of cpu in one flavor (nodes labelled pool=<flavor>).
+func newQueue(t *testing.T, cpu string) (string, string) {
 	t.Helper()
-	ns := cluster.Unique("jobset")
-	flavor := framework.Flavor(cluster.Unique("flavor"), nil)
-	flavor.Spec.NodeLabels = map[string]string{"pool": flavor.Name}
-	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: flavor.Name, Nominal: cpu})
-	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, flavor, cq, framework.LocalQueue(ns, "lq", cq.Name))
-	cluster.WaitActive(t, cq)
-	return ns, flavor
+	return cluster.NewQueue(t, "jobset", cpu)
 }
 
 // replicated is a replicated Job of replicas Jobs, each of parallelism
@@ -74,14 +68,7 @@ func waitWorkload(t *testing.T, js *jobsetapi.JobSet, what string, cond func(*ku
 
 func waitJobSet(t *testing.T, js *jobsetapi.JobSet, what string, cond func(*jobsetapi.JobSet) error) *jobsetapi.JobSet {
 	t.Helper()
-	current := &jobsetapi.JobSet{}
-	framework.Eventually(t, fmt.Sprintf("JobSet %s %s", js.Name, what), func(ctx context.Context) (bool, error) {
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(js), current); err != nil {
-			return false, err
-		}
-		return true, cond(current)
-	})
-	return current
+	return framework.WaitFor(t, cluster.Client, js, what, cond)
 }
 
 func running(js *jobsetapi.JobSet) error {

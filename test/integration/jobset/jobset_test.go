@@ -50,7 +50,7 @@ func TestJobSetIsQueuedAsOneWorkloadAndStartedOnItsFlavor(t *testing.T) {
 	started := waitJobSet(t, js, "to run", running)
 	for _, rj := range started.Spec.ReplicatedJobs {
 		tmpl := rj.Template.Spec.Template
-		if tmpl.Spec.NodeSelector["pool"] != flavor.Name {
+		if tmpl.Spec.NodeSelector["pool"] != flavor {
 			t.Errorf("replicated Job %s: nodeSelector %v, want the flavor's pool", rj.Name, tmpl.Spec.NodeSelector)
 		}
 		if tmpl.Labels[kueue.PodSetLabel] != rj.Name {
@@ -199,8 +199,8 @@ func TestStandalonePodUnderAQueuedJobSetIsIgnored(t *testing.T) {
 	child := childJob(started, "workers", 0)
 	cluster.MustCreate(t, child)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("pod"),
-		Labels:      map[string]string{kueue.QueueNameLabel: "lq"},
-		Annotations: map[string]string{kueue.StandaloneAnnotation: "true"},
+		Labels:          map[string]string{kueue.QueueNameLabel: "lq"},
+		Annotations:     map[string]string{kueue.StandaloneAnnotation: "true"},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(child, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: child.Spec.Template.Spec}
 	cluster.MustCreate(t, pod)

@@ -24,13 +24,7 @@ import (
 
 func newQueue(t *testing.T, cpu string) (string, string) {
 	t.Helper()
-	ns := cluster.Unique("mpi")
-	flavor := cluster.Unique("flavor")
-	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: flavor, Nominal: cpu})
-	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, framework.Flavor(flavor, map[string]string{"pool": flavor}), cq,
-		framework.LocalQueue(ns, "lq", cq.Name))
-	cluster.WaitActive(t, cq)
-	return ns, flavor
+	return cluster.NewQueue(t, "mpi", cpu)
 }
 
 func replica(n int32) *mpiv2.ReplicaSpec {
@@ -52,14 +46,7 @@ func workloadOf(job *mpiv2.MPIJob) *kueue.Workload {
 
 func waitMPIJob(t *testing.T, job *mpiv2.MPIJob, what string, cond func(*mpiv2.MPIJob) error) *mpiv2.MPIJob {
 	t.Helper()
-	current := &mpiv2.MPIJob{}
-	framework.Eventually(t, job.Name+" "+what, func(ctx context.Context) (bool, error) {
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(job), current); err != nil {
-			return false, err
-		}
-		return true, cond(current)
-	})
-	return current
+	return framework.WaitFor(t, cluster.Client, job, what, cond)
 }
 
 func running(job *mpiv2.MPIJob) error {
@@ -123,7 +110,9 @@ func TestMPIJobWebhookRules(t *testing.T) {
 		want   string
 	}{
 		{"no launcher", func(j *mpiv2.MPIJob) { delete(j.Spec.MPIReplicaSpecs, mpiv2.MPIReplicaTypeLauncher) }, "spec.mpiReplicaSpecs[Launcher]: Required value"},
-		{"two launchers", func(j *mpiv2.MPIJob) { j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeLauncher].Replicas = ptr.To(int32(2)) }, "an MPIJob has one launcher"},
+		{"two launchers", func(j *mpiv2.MPIJob) {
+			j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeLauncher].Replicas = ptr.To(int32(2))
+		}, "an MPIJob has one launcher"},
 		{"a standalone worker template", func(j *mpiv2.MPIJob) {
 			j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker].Template.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
 		}, "pods of a queued MPIJob are already counted by its Workload"},

@@ -24,12 +24,7 @@ import (
 
 func newQueue(t *testing.T, cpu string) string {
 	t.Helper()
-	ns := cluster.Unique("lws")
-	name := cluster.Unique("flavor")
-	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: name, Nominal: cpu})
-	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, framework.Flavor(name, map[string]string{"pool": name}), cq,
-		framework.LocalQueue(ns, "lq", cq.Name))
-	cluster.WaitActive(t, cq)
+	ns, _ := cluster.NewQueue(t, "lws", cpu)
 	return ns
 }
 

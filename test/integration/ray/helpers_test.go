@@ -21,17 +21,11 @@ import (
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
-// newQueue creates a namespace with LocalQueue "lq" in front of its own
-// ClusterQueue with cpu quota in one flavor (node label pool=<flavor>).
-func newQueue(t *testing.T, cpu string) (string, *kueue.ResourceFlavor) {
+// newQueue is a namespace with LocalQueue "lq" in front of its own
+// ClusterQueue of cpu in one flavor (nodes labelled pool=<flavor>).
+func newQueue(t *testing.T, cpu string) (string, string) {
 	t.Helper()
-	ns := cluster.Unique("ray")
-	name := cluster.Unique("flavor")
-	flavor := framework.Flavor(name, map[string]string{"pool": name})
-	cq := framework.ClusterQueue(cluster.Unique("cq"), "", framework.CPUQuota{Flavor: flavor.Name, Nominal: cpu})
-	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, flavor, cq, framework.LocalQueue(ns, "lq", cq.Name))
-	cluster.WaitActive(t, cq)
-	return ns, flavor
+	return cluster.NewQueue(t, "ray", cpu)
 }
 
 func podTemplate(cpu string) corev1.PodTemplateSpec {
@@ -78,14 +72,7 @@ func workloadOf(obj client.Object, kind integration.Kind) *kueue.Workload {
 // waitFor waits until the object satisfies cond and returns it.
 func waitFor[T client.Object](t *testing.T, obj T, what string, cond func(T) error) T {
 	t.Helper()
-	current := obj.DeepCopyObject().(T)
-	framework.Eventually(t, fmt.Sprintf("%s %s", obj.GetName(), what), func(ctx context.Context) (bool, error) {
-		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
-			return false, err
-		}
-		return true, cond(current)
-	})
-	return current
+	return framework.WaitFor(t, cluster.Client, obj, what, cond)
 }
 
 func admitted(wl *kueue.Workload) error {

@@ -47,7 +47,7 @@ func TestRayJobIsQueuedWithItsClusterAndSubmitter(t *testing.T) {
 	spec := started.Spec.RayClusterSpec
 	for name, tmpl := range map[string]corev1.PodTemplateSpec{"head": spec.HeadGroupSpec.Template, "workers": spec.WorkerGroupSpecs[0].Template,
 		"submitter": *started.Spec.SubmitterPodTemplate} {
-		if tmpl.Spec.NodeSelector["pool"] != flavor.Name {
+		if tmpl.Spec.NodeSelector["pool"] != flavor {
 			t.Errorf("%s: nodeSelector %v, want the flavor's pool", name, tmpl.Spec.NodeSelector)
 		}
 	}
@@ -192,7 +192,7 @@ func TestRayClusterIsQueuedAndEvicted(t *testing.T) {
 		}
 		return nil
 	})
-	if started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"] != flavor.Name {
+	if started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"] != flavor {
 		t.Errorf("workers nodeSelector %v", started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector)
 	}
 	setStatus(t, rc, func(current *rayv1.RayCluster) {
