@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,5 +76,43 @@ func TestChildrenOfAnExternalFrameworkAreLeftToIt(t *testing.T) {
 		if o := metav1.GetControllerOf(&wl); o != nil && o.UID == job.UID {
 			t.Fatalf("Workload %s was created for the Widget's Job", wl.Name)
 		}
+	}
+}
+
+// A Pod whose owner is a kind sluice knows but does not drive here (a
+// StatefulSet, the statefulset integration disabled) belongs to its
+// nearest enabled ancestor: the Widget above the StatefulSet counts it.
+func TestPodOfADisabledKindUnderAnExternalFrameworkIsLeftToIt(t *testing.T) {
+	ns := newQueue(t, "4")
+	widget := &unstructured.Unstructured{}
+	widget.SetGroupVersionKind(widgetGVK)
+	widget.SetNamespace(ns)
+	widget.SetName(cluster.Unique("widget"))
+	cluster.MustCreate(t, widget)
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("sts"),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(widget, widgetGVK)}},
+		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "w"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "w"}}, Spec: podTemplate().Spec}}}
+	cluster.MustCreate(t, set)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("pod"),
+		Labels:          map[string]string{kueue.QueueNameLabel: "lq", "app": "w"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(set, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: podTemplate().Spec}
+	cluster.MustCreate(t, pod)
+	if gated(pod) || pod.Labels[kueue.ManagedLabel] == "true" {
+		t.Fatalf("a Pod under a StatefulSet the Widget owns was queued: gates %v labels %v", pod.Spec.SchedulingGates, pod.Labels)
+	}
+
+	// The same Pod under a StatefulSet nobody owns is queued alone.
+	orphanSet := set.DeepCopy()
+	orphanSet.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("sts")}
+	cluster.MustCreate(t, orphanSet)
+	alone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("pod"),
+		Labels:          map[string]string{kueue.QueueNameLabel: "lq", "app": "w"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(orphanSet, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: podTemplate().Spec}
+	cluster.MustCreate(t, alone)
+	if !gated(alone) || alone.Labels[kueue.ManagedLabel] != "true" {
+		t.Fatalf("a Pod with a queue under an unowned StatefulSet was not queued: gates %v labels %v", alone.Spec.SchedulingGates, alone.Labels)
 	}
 }
