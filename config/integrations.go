@@ -2,6 +2,25 @@ package config
 
 import configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 
+// ThroughPodsFrameworks are the integrations whose kinds are queued
+// through their Pods: each turns the pod webhooks on (the registry's
+// ThroughPods, which a test keeps in step).
+var ThroughPodsFrameworks = []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet, configapi.FrameworkLeaderWorkerSet}
+
+// FrameworksOfWebhook are the integrations any of which turns the
+// generated webhook entry on: its own, and for the pod webhooks the kinds
+// queued through their Pods.
+func FrameworksOfWebhook(name string) ([]string, bool) {
+	fw, ok := FrameworkOfWebhook(name)
+	if !ok {
+		return nil, false
+	}
+	if fw == configapi.FrameworkPod {
+		return append([]string{fw}, ThroughPodsFrameworks...), true
+	}
+	return []string{fw}, true
+}
+
 // FrameworkOfWebhook is the integration (its integrations.frameworks name)
 // whose objects the generated webhook entry intercepts; false for the
 // webhooks of the kueue.x-k8s.io kinds, which always serve. The manager

@@ -36,6 +36,11 @@ type Registration struct {
 	// the group from the Pod's own labels. It runs in the pod webhook on
 	// every queued Pod and leaves the Pods of other kinds alone.
 	GroupPods func(*corev1.Pod)
+	// ThroughPods: the kind is queued through its Pods (its webhook sends
+	// its pod templates to the pod integration). Enabling it enables the
+	// pod integration for those Pods, even when integrations.frameworks
+	// leaves "pod" out: otherwise they would run unqueued.
+	ThroughPods bool
 }
 
 // Deps is what the manager gives a kind's setup.
@@ -60,6 +65,10 @@ type Deps struct {
 	KnownOwners map[schema.GroupKind]func() client.Object
 	// PodGroupers are the enabled kinds' GroupPods.
 	PodGroupers []func(*corev1.Pod)
+	// ParentsPodsOnly: the pod integration is enabled only for the Pods
+	// of kinds queued through their Pods ("pod" itself is not in
+	// integrations.frameworks); plain Pods are let through.
+	ParentsPodsOnly bool
 }
 
 // Setup is a kind's webhook registration; a kind with controllers of its

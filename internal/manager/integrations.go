@@ -29,6 +29,9 @@ type integrations struct {
 	policy *integration.Policy
 	// enabled by framework name, for the webhooks that are always served.
 	enabled map[string]bool
+	// parentsPodsOnly: the pod integration is enabled only because a kind
+	// queued through its Pods is (Kueue's implicitly enabled "pod").
+	parentsPodsOnly bool
 	// awaited are enabled kinds whose CustomResourceDefinition the cluster
 	// does not serve yet: no controller watches them until a restart (the
 	// framework guard stops the manager when one appears).
@@ -49,10 +52,19 @@ func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, aw
 	in := &integrations{registrations: kinds.All(), enabled: map[string]bool{}, awaited: awaited, setups: map[string]integration.Setup{},
 		labelKeysToCopy: cfg.Integrations.LabelKeysToCopy, multiKueue: multiKueueEnabled(cfg)}
 	for _, r := range in.registrations {
-		if !slices.Contains(cfg.Integrations.Frameworks, r.Framework) {
+		if slices.Contains(cfg.Integrations.Frameworks, r.Framework) {
+			in.enabled[r.Framework] = true
+		}
+	}
+	for _, r := range in.registrations {
+		if r.ThroughPods && in.enabled[r.Framework] && !in.enabled[configapi.FrameworkPod] {
+			in.enabled[configapi.FrameworkPod], in.parentsPodsOnly = true, true
+		}
+	}
+	for _, r := range in.registrations {
+		if !in.enabled[r.Framework] {
 			continue
 		}
-		in.enabled[r.Framework] = true
 		if r.Queued != nil {
 			in.kinds = append(in.kinds, *r.Queued)
 		}
@@ -114,6 +126,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
 			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
 			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: in.knownOwners(), PodGroupers: groupers,
+			ParentsPodsOnly: in.parentsPodsOnly,
 		})
 	}
 	served := in.served()

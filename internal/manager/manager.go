@@ -151,6 +151,9 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
+	if in.parentsPodsOnly {
+		ctrl.LoggerFrom(ctx).Info("the pod integration is on for the Pods of the kinds queued through their Pods only (\"pod\" is not in integrations.frameworks): plain Pods are not queued")
+	}
 	// The leader's controllers write through the fence.
 	writer := mgr.GetClient()
 	copts := controller.Options{StopsFirst: in.stopsFirst, FairSharing: fairSharingOf(cfg.FairSharing), Resources: resourcePolicyOf(cfg.Resources),

@@ -134,9 +134,13 @@ func integrationScopedWebhooks(obj *unstructured.Unstructured) (string, error) {
 		if strings.Contains(string(entry), "{{") {
 			return "", fmt.Errorf("%s %s: webhook %s contains {{, which Helm would read as a template", obj.GetKind(), obj.GetName(), name)
 		}
-		framework, scoped := config.FrameworkOfWebhook(name)
+		frameworks, scoped := config.FrameworksOfWebhook(name)
 		if scoped {
-			fmt.Fprintf(&b, "{{- if or (not $frameworks) (has %q $frameworks) }}\n", framework)
+			b.WriteString("{{- if or (not $frameworks)")
+			for _, fw := range frameworks {
+				fmt.Fprintf(&b, " (has %q $frameworks)", fw)
+			}
+			b.WriteString(" }}\n")
 		}
 		b.Write(entry)
 		if scoped {

@@ -42,6 +42,9 @@ webhooks:
 - name: vjob.kueue.x-k8s.io
   clientConfig:
     service: {name: sluice-webhook-service, namespace: sluice-system}
+- name: vpod.kueue.x-k8s.io
+  clientConfig:
+    service: {name: sluice-webhook-service, namespace: sluice-system}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -83,6 +86,10 @@ func TestChartTemplates(t *testing.T) {
 	}
 	if !strings.Contains(webhooks, "{{- if or (not $frameworks) (has \"batch/job\" $frameworks) }}\n- clientConfig:") {
 		t.Errorf("the Job webhook is not behind its integration:\n%s", webhooks)
+	}
+	// The kinds queued through their Pods need the pod webhooks.
+	if !strings.Contains(webhooks, `{{- if or (not $frameworks) (has "pod" $frameworks) (has "deployment" $frameworks) (has "statefulset" $frameworks) (has "leaderworkerset.x-k8s.io/leaderworkerset" $frameworks) }}`) {
+		t.Errorf("the Pod webhooks are not on with the kinds queued through Pods:\n%s", webhooks)
 	}
 	if strings.Contains(crds+webhooks, caInjectionMarker) {
 		t.Error("the CA injection marker was left in")

@@ -56,3 +56,22 @@ func TestRegisteredWebhooksAreScoped(t *testing.T) {
 		}
 	}
 }
+
+// A kind is queued either by the generic Reconciler or through its Pods,
+// never both nor neither (the pod integration aside, which is the Pods):
+// one queued through its Pods that did not say so would run unqueued
+// without "pod" in the configuration.
+func TestEveryKindIsQueuedOneWay(t *testing.T) {
+	for _, r := range All() {
+		if r.Framework == configapi.FrameworkPod {
+			continue
+		}
+		if (r.Queued != nil) == r.ThroughPods {
+			t.Errorf("%s: queued by the Reconciler %v, through its Pods %v: want exactly one", r.Framework, r.Queued != nil, r.ThroughPods)
+		}
+		// The Helm chart renders the pod webhooks for these.
+		if r.ThroughPods != slices.Contains(config.ThroughPodsFrameworks, r.Framework) {
+			t.Errorf("%s: through its Pods %v, but config.ThroughPodsFrameworks is %v", r.Framework, r.ThroughPods, config.ThroughPodsFrameworks)
+		}
+	}
+}

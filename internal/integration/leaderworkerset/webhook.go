@@ -41,7 +41,8 @@ var Registration = integration.Registration{
 			return ctrl.NewWebhookManagedBy(mgr, &lwsapi.LeaderWorkerSet{}).WithDefaulter(&Webhook{Enabled: deps.Enabled}).WithValidator(&Webhook{Enabled: deps.Enabled}).Complete()
 		})
 	},
-	GroupPods: GroupPods,
+	GroupPods:   GroupPods,
+	ThroughPods: true,
 }
 
 // GroupName is the pod group of a LeaderWorkerSet's group:

@@ -48,5 +48,6 @@ func (s *setup) SetupWebhook(mgr ctrl.Manager) error {
 		Notices:     s.notices,
 		KnownOwners: s.deps.KnownOwners,
 		Groupers:    s.deps.PodGroupers,
+		ParentsOnly: s.deps.ParentsPodsOnly,
 	})
 }

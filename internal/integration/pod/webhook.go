@@ -51,6 +51,10 @@ type Webhook struct {
 	// Groupers put a queued Pod of a kind into its pod group (the kinds'
 	// GroupPods).
 	Groupers []func(*corev1.Pod)
+	// ParentsOnly queues only the Pods a parent's webhook sent (those with
+	// pod-suspending-parent): the pod integration is on for the kinds
+	// queued through their Pods, not for plain Pods.
+	ParentsOnly bool
 }
 
 // SetupWebhook registers both webhooks of Pods.
@@ -76,6 +80,9 @@ func optedIn(p *corev1.Pod) bool {
 // in, its ancestors (opting in is ignored when the nearest queued one
 // counts it), then the queue.
 func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
+	if _, parent := p.Annotations[kueue.PodSuspendingParentAnno]; w.ParentsOnly && !parent {
+		return verdict{}, nil
+	}
 	// The owner first: it needs no read, and most Pods (a Job's) end here.
 	owner := metav1.GetControllerOf(p)
 	if owner != nil && !optedIn(p) {

@@ -90,4 +90,5 @@ var Registration = integration.Registration{
 	New: func(deps integration.Deps) integration.Setup {
 		return integration.SetupFunc(func(mgr ctrl.Manager) error { return SetupWebhook(mgr, &Webhook{Enabled: deps.Enabled}) })
 	},
+	ThroughPods: true,
 }
