@@ -31,6 +31,12 @@ FUZZ_TARGETS := internal/quota:FuzzSaturatingArithmetic internal/quota:FuzzTreeC
 DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
 BENCH       ?= baseline
+# Other projects' controllers that `sluice dev --with` runs (make addons):
+# each in bin/k8s/addons/<name>/ with its CRDs and rendered webhooks.
+ADDONS_DIR  := hack/addons
+ADDONS_MOD  := $(ADDONS_DIR)/go.mod $(ADDONS_DIR)/go.sum
+ADDONS_BIN  := $(K8S_BIN)/addons
+DEV_WITH    ?= jobset,lws
 KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
@@ -47,6 +53,7 @@ DIST        := $(CURDIR)/dist
 RELEASE     := go run ./hack/release
 
 .PHONY: image image-push release helm chromium
+.PHONY: addons
 .PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
@@ -82,6 +89,25 @@ $(K8S_BIN)/kube-scheduler: $(TOOLS_MOD)
 $(K8S_BIN)/kwok: $(TOOLS_MOD)
 	@echo ">> building kwok from Go modules"
 	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+## addons: the JobSet and LeaderWorkerSet controllers, built from their own modules (hack/addons) with their CRDs and webhook configurations beside them
+addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller
+
+# build-addon: $(1) the module, $(2) its main package, $(3) its CRD folder
+# and $(4) its webhook kustomization, both inside the module.
+define build-addon
+	@echo ">> building $(2) from its module (hack/addons): about 5 minutes on a cold Go build cache"
+	cd $(ADDONS_DIR) && go build -ldflags='-s -w' -o $@.tmp $(2)
+	dir="$$(cd $(ADDONS_DIR) && go list -m -f '{{.Dir}}' $(1))" && rm -rf $(@D)/crds && mkdir -p $(@D)/crds && \
+	  cp "$$dir"/$(3)/*.yaml $(@D)/crds/ && $(K8S_BIN)/kubectl kustomize "$$dir/$(4)" > $(@D)/webhooks.yaml
+	mv $@.tmp $@
+endef
+
+$(ADDONS_BIN)/jobset/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
+	$(call build-addon,sigs.k8s.io/jobset,sigs.k8s.io/jobset,config/components/crd/bases,config/components/webhook)
+
+$(ADDONS_BIN)/lws/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
+	$(call build-addon,sigs.k8s.io/lws,sigs.k8s.io/lws/cmd,config/crd/bases,config/webhook)
 
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:
@@ -139,7 +165,7 @@ release: image helm
 	@ls -l $(DIST)
 
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
+test: tools addons helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
@@ -161,12 +187,12 @@ fuzz:
 	  echo ">> $$name in $$pkg for $(FUZZ_TIME)"; \
 	  go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; done
 
-test-e2e: tools image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
+test-e2e: tools addons image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
-## dev: a local cluster with sluice in it, in the foreground until Ctrl-C
-dev: tools build
-	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig $(DEV_FLAGS)
+## dev: a local cluster with sluice in it (and the DEV_WITH controllers), in the foreground until Ctrl-C
+dev: tools addons build
+	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig --with '$(DEV_WITH)' $(DEV_FLAGS)
 
 ## bench: the preemption/fair-sharing property test at a large size, then admission throughput and latency (BENCH=baseline|saturation|large|smoke|multikueue); the report goes to bin/bench-$(BENCH).json
 bench: tools build bench-properties

@@ -86,6 +86,10 @@ type Options struct {
 	// cluster's own wiring (webhook serving, certificates, ports) wins over
 	// it. Read before anything starts: a bad file starts nothing.
 	ConfigFile string
+	// With names other projects' controllers to run next to sluice
+	// (jobset, lws), from <AssetsDir>/addons (make addons builds them);
+	// the integrations that queue their kinds are turned on.
+	With []string
 	// Workers, when above zero, starts that many worker clusters besides
 	// the manager cluster, connected with MultiKueue (see StartMulti).
 	Workers int
@@ -118,6 +122,9 @@ type Cluster struct {
 // or a component dies, then stops everything it started, in reverse order.
 func Run(ctx context.Context, opts Options) (err error) {
 	if opts.Workers > 0 {
+		if len(opts.With) > 0 {
+			return errors.New("--with and --workers together are not supported yet: MultiKueue does not dispatch the addons' kinds")
+		}
 		return runMulti(ctx, opts)
 	}
 	c, err := Start(ctx, opts)
@@ -140,10 +147,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := checkAssets(opts.AssetsDir); err != nil {
 		return nil, err
 	}
+	addons, err := parseAddons(opts.With, opts.AssetsDir)
+	if err != nil {
+		return nil, err
+	}
 	baseConfig, err := baseManagerConfig(opts.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
+	withAddonFrameworks(baseConfig, addons)
 	nodes, err := buildNodes(opts.Nodes)
 	if err != nil {
 		return nil, err
@@ -173,6 +185,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.Env, err = newEnvironment(opts.AssetsDir, dataDir, logs); err != nil {
 		return nil, err
 	}
+	c.Env.CRDInstallOptions.Paths = addonCRDPaths(addons, opts.AssetsDir)
+	c.Env.CRDInstallOptions.ErrorIfPathMissing = true
 	if c.RestConfig, err = c.Env.Start(); err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver (logs in %s): %w", logs.dir, err)
 	}
@@ -211,6 +225,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("creating a client: %w", err)
 	}
 	if err := createNodes(ctx, cl, nodes); err != nil {
+		return nil, err
+	}
+	if err := c.startAddons(ctx, addons, files, cl); err != nil {
 		return nil, err
 	}
 	if opts.NoManager {

@@ -1,0 +1,318 @@
+package devcluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/internal/childproc"
+)
+
+// An addon is another project's controller that `sluice dev --with` runs
+// next to sluice as a process of its own, from <assets>/addons/<name>/,
+// where `make addons` puts what it builds from the project's published
+// module: the controller, the project's CRDs (crds/*.yaml) and its webhook
+// configurations rendered from the project's own kustomization
+// (webhooks.yaml). sluice dev serves the addon's webhooks with the
+// certificates it serves sluice's with, and turns on the sluice
+// integration that queues the addon's kind.
+type addon struct {
+	name string
+	// framework is the integration that queues the addon's kind.
+	framework string
+	// configAPIVersion is the apiVersion of the controller's
+	// Configuration file (both projects follow the kubebuilder layout).
+	configAPIVersion string
+}
+
+// knownAddons are what --with takes.
+var knownAddons = []addon{
+	{name: "jobset", framework: configapi.FrameworkJobSet, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1"},
+	{name: "lws", framework: configapi.FrameworkLeaderWorkerSet, configAPIVersion: "config.lws.x-k8s.io/v1alpha1"},
+}
+
+func addonNames() string {
+	names := make([]string, 0, len(knownAddons))
+	for _, a := range knownAddons {
+		names = append(names, a.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseAddons resolves --with: each name known and built in assets. A name
+// given twice is one addon.
+func parseAddons(names []string, assets string) ([]addon, error) {
+	var out []addon
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		i := slices.IndexFunc(knownAddons, func(a addon) bool { return a.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("--with: unknown controller %q (known: %s)", name, addonNames())
+		}
+		a := knownAddons[i]
+		if slices.ContainsFunc(out, func(o addon) bool { return o.name == name }) {
+			continue
+		}
+		for _, file := range []string{a.binary(assets), a.webhooksFile(assets), a.crdDir(assets)} {
+			if _, err := os.Stat(file); err != nil {
+				return nil, fmt.Errorf("--with %s: %s not found (run `make addons` to build it): %w", name, file, err)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (a addon) dir(assets string) string    { return filepath.Join(assets, "addons", a.name) }
+func (a addon) binary(assets string) string { return filepath.Join(a.dir(assets), "controller") }
+func (a addon) webhooksFile(assets string) string {
+	return filepath.Join(a.dir(assets), "webhooks.yaml")
+}
+func (a addon) crdDir(assets string) string { return filepath.Join(a.dir(assets), "crds") }
+
+// componentName names the addon's process and its log file.
+func (a addon) componentName() string { return a.name + "-controller" }
+
+// addonServing is where an addon serves its webhooks: the local cluster's
+// webhook host and certificates, on a port of its own.
+type addonServing struct {
+	host, externalHost string
+	port               int
+	certDir            string
+	caData             []byte
+}
+
+func newAddonServing(opts envtest.WebhookInstallOptions) (addonServing, error) {
+	addr, err := childproc.FreeLocalAddress()
+	if err != nil {
+		return addonServing{}, err
+	}
+	_, portText := splitHostPort(addr)
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return addonServing{}, fmt.Errorf("parsing the port of %s: %w", addr, err)
+	}
+	external := opts.LocalServingHostExternalName
+	if external == "" {
+		external = opts.LocalServingHost
+	}
+	return addonServing{host: opts.LocalServingHost, externalHost: external, port: port,
+		certDir: opts.LocalServingCertDir, caData: opts.LocalServingCAData}, nil
+}
+
+func (s addonServing) url(path string) string {
+	return "https://" + net.JoinHostPort(s.externalHost, strconv.Itoa(s.port)) + path
+}
+
+// addonSpec writes the addon controller's Configuration (no leader
+// election, no certificate management of its own, no metrics port, the
+// webhook serving above, health on a free port) and says how to run it.
+func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, error) {
+	probe, err := childproc.FreeLocalAddress()
+	if err != nil {
+		return componentSpec{}, err
+	}
+	cfg := map[string]any{
+		"apiVersion":             a.configAPIVersion,
+		"kind":                   "Configuration",
+		"leaderElection":         map[string]any{"leaderElect": false},
+		"internalCertManagement": map[string]any{"enable": false},
+		"webhook":                map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir},
+		"metrics":                map[string]any{"bindAddress": "0"},
+		"health":                 map[string]any{"healthProbeBindAddress": probe},
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return componentSpec{}, fmt.Errorf("writing the %s configuration: %w", a.name, err)
+	}
+	path := filepath.Join(f.dataDir, a.componentName()+".yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return componentSpec{}, fmt.Errorf("writing the %s configuration: %w", a.name, err)
+	}
+	return componentSpec{
+		name:   a.componentName(),
+		binary: a.binary(f.assets),
+		args:   []string{"--kubeconfig=" + f.kubeconfig, "--config=" + path, "--zap-devel=false"},
+		health: "http://" + probe + "/readyz",
+	}, nil
+}
+
+// addonWebhooks reads the addon's rendered webhook configurations and
+// points them at serving: each renamed after the addon (both projects name
+// theirs "mutating-webhook-configuration"), each webhook's service
+// replaced by the local URL of its path, trusting the local CA.
+func addonWebhooks(a addon, assets string, serving addonServing) ([]client.Object, []string, error) {
+	data, err := os.ReadFile(a.webhooksFile(assets))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the %s webhooks: %w", a.name, err)
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []client.Object
+	var urls []string
+	point := func(cc *admissionv1.WebhookClientConfig, webhook string) error {
+		if cc.Service == nil || cc.Service.Path == nil {
+			return fmt.Errorf("%s webhook %s: no service path to serve locally", a.name, webhook)
+		}
+		cc.URL = ptr.To(serving.url(*cc.Service.Path))
+		cc.Service, cc.CABundle = nil, serving.caData
+		urls = append(urls, *cc.URL)
+		return nil
+	}
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the %s webhooks: %w", a.name, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("parsing the %s webhooks: %w", a.name, err)
+		}
+		switch cfg := obj.(type) {
+		case *admissionv1.MutatingWebhookConfiguration:
+			cfg.Name = a.name + "-" + cfg.Name
+			for i := range cfg.Webhooks {
+				if err := point(&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name); err != nil {
+					return nil, nil, err
+				}
+			}
+			objs = append(objs, cfg)
+		case *admissionv1.ValidatingWebhookConfiguration:
+			cfg.Name = a.name + "-" + cfg.Name
+			for i := range cfg.Webhooks {
+				if err := point(&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name); err != nil {
+					return nil, nil, err
+				}
+			}
+			objs = append(objs, cfg)
+		default:
+			// The kustomization renders the webhooks' Service too: the
+			// local cluster reaches the addon by URL instead.
+		}
+	}
+	if len(objs) == 0 {
+		return nil, nil, fmt.Errorf("%s: no webhook configuration in %s", a.name, a.webhooksFile(assets))
+	}
+	return objs, urls, nil
+}
+
+// waitWebhooksServed waits until the addon answers on every webhook path:
+// its server listens before its handlers are registered, and an API
+// request meanwhile would be refused (the webhooks fail closed).
+func waitWebhooksServed(ctx context.Context, name string, urls []string, caData []byte) error {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caData) {
+		return errors.New("the local webhook CA is not PEM")
+	}
+	httpClient := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+	}}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, componentTimeout, true, func(ctx context.Context) (bool, error) {
+		for _, url := range urls {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, http.NoBody)
+			if err != nil {
+				return false, err
+			}
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return false, nil
+			}
+			_ = resp.Body.Close()
+			// An admission handler answers an empty review with an
+			// error review; only an unregistered path is not found.
+			if resp.StatusCode == http.StatusNotFound {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the %s webhooks to be served: %w", name, err)
+	}
+	return nil
+}
+
+// startAddons runs each addon, registers its webhooks once it is healthy
+// and waits until they are served.
+func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFiles, cl client.Client) error {
+	for _, a := range addons {
+		serving, err := newAddonServing(c.Env.WebhookInstallOptions)
+		if err != nil {
+			return err
+		}
+		spec, err := addonSpec(a, f, serving)
+		if err != nil {
+			return err
+		}
+		objs, urls, err := addonWebhooks(a, f.assets, serving)
+		if err != nil {
+			return err
+		}
+		if err := c.components.start(ctx, spec, f.logDir); err != nil {
+			return err
+		}
+		for _, obj := range objs {
+			if err := cl.Create(ctx, obj); err != nil {
+				return fmt.Errorf("registering the %s webhooks (%s): %w", a.name, obj.GetName(), err)
+			}
+		}
+		if err := waitWebhooksServed(ctx, a.name, urls, serving.caData); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withAddonFrameworks turns on the integrations that queue the addons'
+// kinds: a kind whose controller runs here is never run unqueued because a
+// configuration file named other frameworks.
+func withAddonFrameworks(cfg *configapi.Configuration, addons []addon) {
+	for _, a := range addons {
+		if !slices.Contains(cfg.Integrations.Frameworks, a.framework) {
+			cfg.Integrations.Frameworks = append(cfg.Integrations.Frameworks, a.framework)
+		}
+	}
+}
+
+// addonCRDPaths are the CRD folders of the addons, for envtest to install
+// with sluice's own.
+func addonCRDPaths(addons []addon, assets string) []string {
+	paths := make([]string, 0, len(addons))
+	for _, a := range addons {
+		paths = append(paths, a.crdDir(assets))
+	}
+	return paths
+}

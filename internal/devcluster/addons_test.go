@@ -1,0 +1,115 @@
+package devcluster
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+
+	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+)
+
+// builtAddon lays out what `make addons` puts in assets for name, with
+// webhooks as its rendered webhook configurations.
+func builtAddon(t *testing.T, assets, name, webhooks string) {
+	t.Helper()
+	dir := filepath.Join(assets, "addons", name)
+	if err := os.MkdirAll(filepath.Join(dir, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for file, data := range map[string]string{"controller": "", "webhooks.yaml": webhooks} {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestParseAddons(t *testing.T) {
+	assets := t.TempDir()
+	builtAddon(t, assets, "jobset", "")
+	got, err := parseAddons([]string{"jobset", " jobset", ""}, assets)
+	if err != nil || len(got) != 1 || got[0].name != "jobset" {
+		t.Fatalf("jobset given twice: got %v, %v; want one addon", got, err)
+	}
+	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws)`) {
+		t.Errorf("unknown name: got %v", err)
+	}
+	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
+		t.Errorf("an addon not built: got %v, want a pointer to make addons", err)
+	}
+	if got, err := parseAddons(nil, assets); err != nil || len(got) != 0 {
+		t.Errorf("no --with: got %v, %v", got, err)
+	}
+}
+
+const renderedWebhooks = `apiVersion: v1
+kind: Service
+metadata: {name: webhook-service, namespace: system}
+spec: {ports: [{port: 443}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mutating-webhook-configuration}
+webhooks:
+- name: mpod.kb.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {service: {name: webhook-service, namespace: system, path: /mutate--v1-pod}}
+  objectSelector: {matchExpressions: [{key: jobset.sigs.k8s.io/jobset-name, operator: Exists}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: validating-webhook-configuration}
+webhooks:
+- name: vjobset.kb.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {service: {name: webhook-service, namespace: system, path: /validate-jobset}}
+`
+
+// The addon's own webhook configurations are kept (selectors and all) and
+// pointed at its local port with the local CA; the Service is dropped.
+func TestAddonWebhooksPointAtTheLocalServer(t *testing.T) {
+	assets := t.TempDir()
+	builtAddon(t, assets, "jobset", renderedWebhooks)
+	serving := addonServing{host: "127.0.0.1", externalHost: "127.0.0.1", port: 9555, caData: []byte("CA")}
+	objs, urls, err := addonWebhooks(knownAddons[0], assets, serving)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("got %d objects, want the two webhook configurations", len(objs))
+	}
+	mutating, ok := objs[0].(*admissionv1.MutatingWebhookConfiguration)
+	if !ok || mutating.Name != "jobset-mutating-webhook-configuration" {
+		t.Fatalf("first object: %T %s", objs[0], objs[0].GetName())
+	}
+	cc := mutating.Webhooks[0].ClientConfig
+	if cc.Service != nil || cc.URL == nil || *cc.URL != "https://127.0.0.1:9555/mutate--v1-pod" || string(cc.CABundle) != "CA" {
+		t.Errorf("client config: %+v", cc)
+	}
+	if mutating.Webhooks[0].ObjectSelector == nil {
+		t.Errorf("the project's object selector was lost")
+	}
+	if want := []string{"https://127.0.0.1:9555/mutate--v1-pod", "https://127.0.0.1:9555/validate-jobset"}; strings.Join(urls, " ") != strings.Join(want, " ") {
+		t.Errorf("urls: got %v, want %v", urls, want)
+	}
+
+	builtAddon(t, assets, "lws", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+	if _, _, err := addonWebhooks(knownAddons[1], assets, serving); err == nil || !strings.Contains(err.Error(), "no webhook configuration") {
+		t.Errorf("webhooks.yaml without webhooks: got %v", err)
+	}
+}
+
+// A configuration file naming other frameworks still queues the kinds
+// whose controllers run.
+func TestAddonFrameworksAreTurnedOn(t *testing.T) {
+	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}}}
+	withAddonFrameworks(cfg, knownAddons)
+	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet}
+	if strings.Join(cfg.Integrations.Frameworks, ",") != strings.Join(want, ",") {
+		t.Errorf("frameworks: got %v, want %v", cfg.Integrations.Frameworks, want)
+	}
+}

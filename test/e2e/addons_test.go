@@ -1,0 +1,245 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	lws "sigs.k8s.io/lws/api/leaderworkerset/v1"
+
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+)
+
+// The suite's sluice dev runs with --with jobset,lws: the real JobSet and
+// LeaderWorkerSet controllers, built from their modules by `make addons`,
+// serve their webhooks with certificates sluice dev provides.
+
+// oneCPUTemplate is a pod template of one 1-CPU container running for
+// runFor ("" keeps it running).
+func oneCPUTemplate(runFor string) corev1.PodTemplateSpec {
+	tmpl := podTemplate(nil, runFor)
+	tmpl.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	return tmpl
+}
+
+// queuedJobSet is a JobSet in LocalQueue lq of two replicated 1-pod Jobs
+// of 1 CPU each, running for runFor.
+func queuedJobSet(ns, name, runFor string) *jobset.JobSet {
+	return &jobset.JobSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: jobset.JobSetSpec{ReplicatedJobs: []jobset.ReplicatedJob{{
+			Name: "workers", Replicas: 2,
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](1), Completions: ptr.To[int32](1),
+				Template: oneCPUTemplate(runFor)}},
+		}}},
+	}
+}
+
+// workloadOwnedBy returns the namespace's Workload owned by uid, or nil.
+func workloadOwnedBy(ctx context.Context, c client.Client, ns string, uid types.UID) (*kueue.Workload, error) {
+	list := &kueue.WorkloadList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		for _, ref := range list.Items[i].OwnerReferences {
+			if ref.UID == uid {
+				return &list.Items[i], nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+func jobSetCompleted(ctx context.Context, c client.Client, js *jobset.JobSet) (bool, error) {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(js), js); err != nil {
+		return false, err
+	}
+	if meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetFailed)) {
+		return false, fmt.Errorf("JobSet %s failed", js.Name)
+	}
+	return meta.IsStatusConditionTrue(js.Status.Conditions, string(jobset.JobSetCompleted)), nil
+}
+
+// Two JobSets of two 1-CPU pods in a 3-CPU queue, run by the JobSet
+// controller: the first runs; the second waits suspended, with its
+// Workload pending and no pod; when the first completes the second runs
+// and completes, and the queue ends empty.
+func TestJobSetsWaitRunAndCompleteWithTheJobSetController(t *testing.T) {
+	c := sharedClient(t)
+	const ns = "e2e-jobset"
+	e2eQueue(t, c, ns, "on-demand", "3")
+	first, second := queuedJobSet(ns, "first", "10s"), queuedJobSet(ns, "second", "2s")
+	if err := c.Create(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first JobSet's two pods to run", func(ctx context.Context) (bool, error) {
+		running, _, err := podCounts(ctx, c, ns, map[string]string{jobset.JobSetNameKey: first.Name})
+		return running == 2, err
+	})
+	if err := c.Create(t.Context(), second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second JobSet's Workload to wait for quota", func(ctx context.Context) (bool, error) {
+		wl, err := workloadOwnedBy(ctx, c, ns, second.UID)
+		if err != nil || wl == nil {
+			return false, err
+		}
+		cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == kueue.ReasonWaitingForQuota, nil
+	})
+	// While it waits, it is suspended and none of its pods exists.
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(second.Spec.Suspend, false) {
+		t.Errorf("the waiting JobSet is not suspended")
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: second.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("the waiting JobSet has %d pods, want none", len(pods.Items))
+	}
+	for _, js := range []*jobset.JobSet{first, second} {
+		eventually(t, "JobSet "+js.Name+" to complete", func(ctx context.Context) (bool, error) {
+			return jobSetCompleted(ctx, c, js)
+		})
+		wl, err := workloadOwnedBy(t.Context(), c, ns, js.UID)
+		if err != nil || wl == nil {
+			t.Fatalf("the Workload of JobSet %s: %v %v", js.Name, wl, err)
+		}
+		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) &&
+			!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			t.Errorf("JobSet %s completed without an admitted Workload: %+v", js.Name, wl.Status.Conditions)
+		}
+	}
+	eventually(t, "the queue to be empty", func(ctx context.Context) (bool, error) { return queueIsEmpty(ctx, c, ns) })
+}
+
+// scaleLWS sets a LeaderWorkerSet's replicas as `kubectl scale` would.
+func scaleLWS(t *testing.T, c client.Client, set *lws.LeaderWorkerSet, replicas int32) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(set), set); err != nil {
+			return err
+		}
+		set.Spec.Replicas = ptr.To(replicas)
+		return c.Update(t.Context(), set)
+	})
+	if err != nil {
+		t.Fatalf("scaling LeaderWorkerSet %s to %d: %v", set.Name, replicas, err)
+	}
+}
+
+// groupPods counts a LeaderWorkerSet's pods by group index: running, and
+// waiting at sluice's gate.
+func groupPods(ctx context.Context, c client.Client, set *lws.LeaderWorkerSet) (running, gated map[int]int, err error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(set.Namespace), client.MatchingLabels{lws.SetNameLabelKey: set.Name}); err != nil {
+		return nil, nil, err
+	}
+	running, gated = map[int]int{}, map[int]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		group, err := strconv.Atoi(p.Labels[lws.GroupIndexLabelKey])
+		if err != nil {
+			return nil, nil, fmt.Errorf("pod %s has no group index: %w", p.Name, err)
+		}
+		switch {
+		case gatedBySluice(&p):
+			gated[group]++
+		case p.Status.Phase == corev1.PodRunning:
+			running[group]++
+		}
+	}
+	return running, gated, nil
+}
+
+func sameCounts(got, want map[int]int) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A LeaderWorkerSet of 2-CPU groups (a leader and a worker of 1 CPU each)
+// in a 4-CPU queue, run by the LeaderWorkerSet controller: one group runs;
+// scaled to three groups, one new group runs and the other waits whole at
+// sluice's gate; scaled back to one, the removed groups give their quota
+// back; scaled to two again, the new second group runs.
+func TestLeaderWorkerSetGroupsQueueAndScaleWithTheLWSController(t *testing.T) {
+	c := sharedClient(t)
+	const ns = "e2e-lws"
+	e2eQueue(t, c, ns, "on-demand", "4")
+	tmpl := oneCPUTemplate("")
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	set := &lws.LeaderWorkerSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "serving", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
+		Spec: lws.LeaderWorkerSetSpec{Replicas: ptr.To[int32](1),
+			// What the CRD defaults when a manifest leaves them out.
+			RolloutStrategy:      lws.RolloutStrategy{Type: lws.RollingUpdateStrategyType},
+			StartupPolicy:        lws.LeaderCreatedStartupPolicy,
+			LeaderWorkerTemplate: lws.LeaderWorkerTemplate{Size: ptr.To[int32](2), WorkerTemplate: tmpl}},
+	}
+	if err := c.Create(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	waitGroups := func(what string, wantRunning, wantGated map[int]int) {
+		t.Helper()
+		eventually(t, what, func(ctx context.Context) (bool, error) {
+			running, gated, err := groupPods(ctx, c, set)
+			return err == nil && sameCounts(running, wantRunning) && sameCounts(gated, wantGated), err
+		})
+	}
+	waitGroups("group 0 to run", map[int]int{0: 2}, nil)
+
+	scaleLWS(t, c, set, 3)
+	// Groups 1 and 2 are made at once: either may be the one admitted.
+	eventually(t, "one new group to run and the other to wait whole", func(ctx context.Context) (bool, error) {
+		running, gated, err := groupPods(ctx, c, set)
+		if err != nil {
+			return false, err
+		}
+		return sameCounts(running, map[int]int{0: 2, 1: 2}) && sameCounts(gated, map[int]int{2: 2}) ||
+			sameCounts(running, map[int]int{0: 2, 2: 2}) && sameCounts(gated, map[int]int{1: 2}), nil
+	})
+	cq := &kueue.ClusterQueue{}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: ns}, cq); err != nil {
+		t.Fatal(err)
+	}
+	if cq.Status.PendingWorkloads != 1 || cq.Status.AdmittedWorkloads != 2 {
+		t.Errorf("ClusterQueue: %d pending and %d admitted Workloads, want 1 and 2", cq.Status.PendingWorkloads, cq.Status.AdmittedWorkloads)
+	}
+
+	scaleLWS(t, c, set, 1)
+	waitGroups("only group 0 to remain", map[int]int{0: 2}, nil)
+	eventually(t, "the queue to hold group 0 alone", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return false, err
+		}
+		return cq.Status.PendingWorkloads == 0 && cq.Status.ReservingWorkloads == 1, nil
+	})
+
+	scaleLWS(t, c, set, 2)
+	waitGroups("the new group 1 to run", map[int]int{0: 2, 1: 2}, nil)
+}
