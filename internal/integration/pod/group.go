@@ -268,6 +268,18 @@ func groupPodSets(pods []corev1.Pod, total int) []kueue.PodSet {
 	return out
 }
 
+// runningPodSet is the podSet a started Pod holds a place in: the one it
+// was started as (its podset label), since starting it injected the
+// flavor's node selector and changed its shape.
+func runningPodSet(p *corev1.Pod, admitted map[kueue.PodSetReference]integration.PodSetInfo) kueue.PodSetReference {
+	if name := kueue.PodSetReference(p.Labels[kueue.PodSetLabel]); name != "" {
+		if _, ok := admitted[name]; ok {
+			return name
+		}
+	}
+	return kueue.PodSetReference(shapeOf(p))
+}
+
 // shapeOf names a Pod's role in its group: a hash of what admission looks
 // at (requests, node selector, tolerations, affinity).
 func shapeOf(p *corev1.Pod) string {
@@ -299,14 +311,19 @@ func (r *GroupReconciler) ungate(ctx context.Context, wl *kueue.Workload, pods [
 		byName[info.Name] = info
 	}
 	// Room per podSet: its admitted count less its Pods that run (a
-	// replacement Pod starts only in the place of one that ended).
+	// replacement Pod starts only in the place of one that ended), and
+	// room in all: a Pod that joins an admitted group (a tenant's Pod
+	// dressed as a member) waits unless one ended.
 	room := map[kueue.PodSetReference]int32{}
+	var total int32
 	for _, info := range infos {
 		room[info.Name] = info.Count
+		total += info.Count
 	}
 	for i := range pods {
 		if p := &pods[i]; !gated(p) && p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			room[kueue.PodSetReference(shapeOf(p))]--
+			room[runningPodSet(p, byName)]--
+			total--
 		}
 	}
 	for i := range pods {
@@ -316,10 +333,11 @@ func (r *GroupReconciler) ungate(ctx context.Context, wl *kueue.Workload, pods [
 		}
 		name := kueue.PodSetReference(shapeOf(p.Pod))
 		info, ok := byName[name]
-		if !ok || room[name] <= 0 {
+		if !ok || room[name] <= 0 || total <= 0 {
 			continue // no place for it in the admission: it waits
 		}
 		room[name]--
+		total--
 		if err := p.Run([]integration.PodSetInfo{info}); err != nil {
 			return fmt.Errorf("starting Pod %s of group %s: %w", p.Name, wl.Name, err)
 		}

@@ -62,3 +62,21 @@ func WaitFor[T client.Object](t testing.TB, c client.Client, obj T, what string,
 	})
 	return current
 }
+
+// Holds checks that cond stays true for d, polling: for what must not
+// happen (a Pod that must stay gated), where no event marks that the
+// controllers have looked and decided. It is an assertion, never a way to
+// wait for something.
+func Holds(t testing.TB, what string, d time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if err := cond(context.Background()); err != nil {
+			t.Fatalf("expected %s: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

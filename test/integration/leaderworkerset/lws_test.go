@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -192,5 +193,54 @@ func TestQueueOfARunningLeaderWorkerSetIsKept(t *testing.T) {
 	err := cluster.Client.Update(context.Background(), lws)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "can change only while the LeaderWorkerSet has no Pods") {
 		t.Fatalf("queue change with Pods: %v", err)
+	}
+}
+
+// A tenant's own Pod dressed as a member of an admitted group (the
+// LeaderWorkerSet's labels, the parent annotation, a larger size) does
+// not run on the group's admission: it is refused or waits gated, and the
+// queue never holds more than its quota. (Starting a group's Pod injects
+// its flavor's node selector, which changes the Pod's shape: the room left
+// in the admission is counted by the podSet a Pod was started as.) A
+// larger size makes the group grow: it is evicted and waits for quota at
+// its new size, which disrupts only the tenant's own namespace.
+func TestForeignPodCannotJoinAnAdmittedGroup(t *testing.T) {
+	ns := newQueue(t, "2")
+	lws := newLWS(ns, 1, 2)
+	leaderSet := createLWS(t, lws)
+	group := groupPods(t, lws, leaderSet, 0)
+	waitPods(t, group, "to be admitted with its group", func(p *corev1.Pod) error {
+		if gated(p) {
+			return fmt.Errorf("gated")
+		}
+		return nil
+	})
+	for _, size := range []string{"2", "3"} {
+		intruder := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("intruder"),
+			Labels: map[string]string{kueue.QueueNameLabel: "lq", lwsapi.SetNameLabelKey: lws.Name, lwsapi.GroupIndexLabelKey: "0", lwsapi.WorkerIndexLabelKey: "1"},
+			Annotations: map[string]string{kueue.PodSuspendingParentAnno: leaderworkerset.Framework, lwsapi.SizeAnnotationKey: size,
+				kueue.PodGroupServingAnno: "true", kueue.PodGroupFastAdmissionAnno: "true"}},
+			Spec: podTemplate().Spec}
+		if err := cluster.Client.Create(context.Background(), intruder); err != nil {
+			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+				t.Fatalf("size %s: creating the intruder: %v", size, err)
+			}
+			continue
+		}
+		// The group's reconciler reacts within milliseconds: the intruder
+		// must stay gated for a while after.
+		framework.Holds(t, "the intruder (size "+size+") to stay gated", 3*time.Second, func(ctx context.Context) error {
+			current := &corev1.Pod{}
+			if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(intruder), current); err != nil {
+				return err
+			}
+			if !gated(current) {
+				return fmt.Errorf("the intruder runs on the group's admission (labels %v)", current.Labels)
+			}
+			return nil
+		})
+		if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package pods
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -165,5 +167,27 @@ func TestQueuedPodCannotBeResized(t *testing.T) {
 	expectRefused(t, err, "spec.containers[0].resources")
 	if !strings.Contains(err.Error(), "holds the quota of the requests it was admitted with") {
 		t.Errorf("refused, but not by sluice: %v", err)
+	}
+}
+
+// A Pod that joins an admitted pod group of its own queue beyond the
+// group's count waits gated: the admission's room is counted by the podSet
+// each running Pod was started as (starting one injects the flavor's node
+// selector, which changes its shape), so the extra Pod finds none.
+func TestExtraPodDoesNotRunOnAGroupsAdmission(t *testing.T) {
+	ns, _ := newQueue(t, "2")
+	group := cluster.Unique("group")
+	pods := createGroup(t, ns, group, 2, nil)
+	waitAllUngated(t, pods)
+	extra := groupPod(ns, group, 2)
+	cluster.MustCreate(t, extra)
+	framework.Holds(t, "the extra Pod to stay gated", 3*time.Second, func(ctx context.Context) error {
+		if n, err := gatedCount(ctx, []*corev1.Pod{extra}); err != nil || n != 1 {
+			return fmt.Errorf("gated %d (err %v): the extra Pod runs on the group's admission", n, err)
+		}
+		return nil
+	})
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
 	}
 }
