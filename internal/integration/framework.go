@@ -67,6 +67,12 @@ type Kind struct {
 	NewObject func() client.Object
 	NewList   func() client.ObjectList
 	Wrap      func(client.Object) Job
+	// Children are the kinds its controller creates whose pods the kind's
+	// Workload counts (a JobSet's Jobs): only an object of one of these
+	// kinds controlled by one of its objects is left to it. An owner
+	// reference to any other queued kind (a Job naming a Job as its
+	// controller) exempts nothing.
+	Children []schema.GroupKind
 	// Remote, when set, lets MultiKueue dispatch the kind's jobs to worker
 	// clusters.
 	Remote RemoteAdapter

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/apis/scheme"
 )
 
 // DefaultLocalQueue is the LocalQueue a namespace's unlabelled jobs go to
@@ -28,6 +30,12 @@ type Policy struct {
 	// ParentKinds are the enabled kinds: an object whose controller owner is
 	// one of them is left to its parent, whose Workload counts it.
 	ParentKinds map[schema.GroupKind]bool
+	// parentsOf are, by child kind, the enabled kinds whose Workloads count
+	// its objects (their Children).
+	parentsOf map[schema.GroupKind]map[schema.GroupKind]bool
+	// external are the kinds of integrations.externalFrameworks: their
+	// controllers are trusted with whatever they own.
+	external map[schema.GroupKind]bool
 	// APIReader reads from the API server: owners, to check that an owner
 	// an object names exists with the UID it names (a forged reference must
 	// not exempt an object from queueing), and namespaces the cache hasn't
@@ -44,11 +52,58 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 			return nil, fmt.Errorf("managedJobsNamespaceSelector: %w", err)
 		}
 	}
-	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader}
+	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader,
+		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
+		for _, child := range k.Children {
+			if p.parentsOf[child] == nil {
+				p.parentsOf[child] = map[schema.GroupKind]bool{}
+			}
+			p.parentsOf[child][k.GVK.GroupKind()] = true
+		}
 	}
 	return p, nil
+}
+
+// AddExternalParent makes kind (of integrations.externalFrameworks) a
+// parent of whatever it controls.
+func (p *Policy) AddExternalParent(kind schema.GroupKind) {
+	p.ParentKinds[kind] = true
+	p.external[kind] = true
+}
+
+// MayOwn tells whether an object of kind child controlled by an object of
+// kind owner is counted by it: owner lists child among its Children, or is
+// an external framework.
+func (p *Policy) MayOwn(owner, child schema.GroupKind) bool {
+	return p.external[owner] || p.parentsOf[child][owner]
+}
+
+// kindOf is an object's kind, from the object when it says (owners read as
+// metadata) or from the scheme; the empty kind when neither knows it.
+func kindOf(obj client.Object) schema.GroupKind {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		return gvk.GroupKind()
+	}
+	gvk, err := apiutil.GVKForObject(obj, scheme.Scheme)
+	if err != nil {
+		return schema.GroupKind{}
+	}
+	return gvk.GroupKind()
+}
+
+// ControllerKind is the kind of an object's controller owner.
+func ControllerKind(obj client.Object) (schema.GroupKind, bool) {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil {
+		return schema.GroupKind{}, false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return schema.GroupKind{}, false
+	}
+	return schema.GroupKind{Group: gv.Group, Kind: owner.Kind}, true
 }
 
 // Placement is whether an object is queued, and where.
@@ -139,7 +194,8 @@ func (p *Policy) ManagesNamespace(ctx context.Context, reader client.Reader, nam
 // standalone object is its parent's only when the parent is queued (its
 // Workload counts the object); countedBy then names the parent.
 func (p *Policy) ownedByParent(ctx context.Context, reader client.Reader, obj client.Object, hops int) (owned bool, countedBy string, err error) {
-	if !OwnedByKind(obj, p.ParentKinds) {
+	ownerKind, ok := ControllerKind(obj)
+	if !ok || !p.MayOwn(ownerKind, kindOf(obj)) {
 		return false, "", nil
 	}
 	owner, err := ReadOwner(ctx, p.APIReader, obj)
@@ -185,12 +241,8 @@ func ReadOwner(ctx context.Context, reader client.Reader, obj client.Object) (*m
 // OwnedByKind tells whether an object's controller owner is one of kinds. A
 // Workload owned by a job kind keeps its reservation until its job stops.
 func OwnedByKind(obj client.Object, kinds map[schema.GroupKind]bool) bool {
-	owner := metav1.GetControllerOf(obj)
-	if owner == nil {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(owner.APIVersion)
-	return err == nil && kinds[schema.GroupKind{Group: gv.Group, Kind: owner.Kind}]
+	owner, ok := ControllerKind(obj)
+	return ok && kinds[owner]
 }
 
 // ExternalKinds reads integrations.externalFrameworks (Kind.version.group,

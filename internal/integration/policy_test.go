@@ -12,12 +12,17 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
 )
 
-var jobKind = Kind{Framework: "batch/job", GVK: batchv1.SchemeGroupVersion.WithKind("Job")}
+var jobKind = Kind{Framework: "batch/job", GVK: batchv1.SchemeGroupVersion.WithKind("Job"), Children: []schema.GroupKind{{Kind: "Pod"}}}
+
+// jobSetKind is a parent of Jobs.
+var jobSetKind = Kind{Framework: "jobset.x-k8s.io/jobset", GVK: jobsetapi.SchemeGroupVersion.WithKind("JobSet"),
+	Children: []schema.GroupKind{{Group: "batch", Kind: "Job"}}}
 
 func TestDecide(t *testing.T) {
 	objects := []client.Object{
@@ -25,7 +30,8 @@ func TestDecide(t *testing.T) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", Labels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "with-default", Labels: map[string]string{"kubernetes.io/metadata.name": "with-default"}}},
 		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "with-default", Name: "default"}},
-		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "p"}},
+		&jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "p"}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "other-job", UID: "o"}},
 	}
 	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).WithObjects(objects...).Build()
 	notSystem := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
@@ -38,9 +44,11 @@ func TestDecide(t *testing.T) {
 		return j
 	}
 	queue := map[string]string{kueue.QueueNameLabel: "lq"}
-	parentJob := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "p", UID: "p", Controller: ptr.To(true)}
-	forgedUID := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "p", UID: "another", Controller: ptr.To(true)}
-	missing := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "missing", UID: "m", Controller: ptr.To(true)}
+	parentJob := &metav1.OwnerReference{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Name: "p", UID: "p", Controller: ptr.To(true)}
+	forgedUID := &metav1.OwnerReference{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Name: "p", UID: "another", Controller: ptr.To(true)}
+	missing := &metav1.OwnerReference{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: "JobSet", Name: "missing", UID: "m", Controller: ptr.To(true)}
+	// A Job is an enabled kind but no parent of Jobs.
+	anotherJob := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "other-job", UID: "o", Controller: ptr.To(true)}
 	cases := []struct {
 		name         string
 		withoutQueue bool
@@ -56,11 +64,12 @@ func TestDecide(t *testing.T) {
 		{"owned by an enabled kind", false, job("team-a", queue, parentJob, nil), Placement{}},
 		{"claims an owner that doesn't exist", false, job("team-a", queue, missing, nil), Placement{Managed: true, QueueName: "lq"}},
 		{"claims an owner of another UID", false, job("team-a", queue, forgedUID, nil), Placement{Managed: true, QueueName: "lq"}},
+		{"controlled by an enabled kind that is not its parent", false, job("team-a", queue, anotherJob, nil), Placement{Managed: true, QueueName: "lq"}},
 		{"owned by an enabled kind, standalone", false, job("team-a", queue, parentJob, map[string]string{kueue.StandaloneAnnotation: "true"}), Placement{Managed: true, QueueName: "lq"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := NewPolicy(tc.withoutQueue, notSystem, []Kind{jobKind}, reader)
+			p, err := NewPolicy(tc.withoutQueue, notSystem, []Kind{jobKind, jobSetKind}, reader)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,7 +75,7 @@ func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, aw
 	}
 	in.external = integration.ExternalKinds(cfg.Integrations.ExternalFrameworks)
 	for gk := range in.external {
-		policy.ParentKinds[gk] = true
+		policy.AddExternalParent(gk)
 	}
 	in.policy = policy
 	return in, nil

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,7 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &batchv1.Job{} },
 	NewList:   func() client.ObjectList { return &batchv1.JobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*batchv1.Job)} },
+	Children:  []schema.GroupKind{{Kind: "Pod"}},
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
 		// The Job controller labels its pods with the Job's UID; a Job
 		// deleted with orphan propagation leaves them running, still

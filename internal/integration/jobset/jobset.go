@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &jobsetapi.JobSet{} },
 	NewList:   func() client.ObjectList { return &jobsetapi.JobSetList{} },
 	Wrap:      func(o client.Object) integration.Job { return &JobSet{o.(*jobsetapi.JobSet)} },
+	Children:  []schema.GroupKind{{Group: "batch", Kind: "Job"}},
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace string, uid types.UID) (bool, error) {
 		// The JobSet controller labels its Jobs' pods with the JobSet's
 		// UID; one deleted with orphan propagation leaves them running.

@@ -12,6 +12,7 @@ import (
 
 	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,6 +35,8 @@ var Kind = integration.Kind{
 	NewObject: func() client.Object { return &mpiv2.MPIJob{} },
 	NewList:   func() client.ObjectList { return &mpiv2.MPIJobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &MPIJob{o.(*mpiv2.MPIJob)} },
+	// The launcher is a batch Job; the workers are Pods.
+	Children: []schema.GroupKind{{Group: "batch", Kind: "Job"}, {Kind: "Pod"}},
 }
 
 // Registration is the MPIJob in the list of kinds.

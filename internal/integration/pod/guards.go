@@ -110,7 +110,7 @@ func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.E
 // RayCluster of a RayJob, with only RayJobs enabled) is its nearest
 // enabled ancestor's: that one's Workload counts it.
 func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool, error) {
-	if !integration.OwnedByKind(p, w.Policy.ParentKinds) {
+	if ownerKind, ok := integration.ControllerKind(p); !ok || !w.Policy.MayOwn(ownerKind, podKind) {
 		if !integration.OwnedByKind(p, knownKinds(w.KnownOwners)) {
 			return false, nil
 		}
@@ -185,12 +185,14 @@ func (w *Webhook) enabledAncestor(ctx context.Context, p *corev1.Pod) (bool, err
 	if err != nil {
 		return false, err
 	}
-	for _, a := range chain[min(1, len(chain)):] {
-		if a.kind == (schema.GroupKind{Kind: "Pod"}) {
+	for i := 1; i < len(chain); i++ {
+		a := chain[i]
+		if a.kind == podKind {
 			return false, nil
 		}
 		if w.Policy.ParentKinds[a.kind] {
-			return true, nil
+			// An enabled kind counts what it makes, nothing else.
+			return w.Policy.MayOwn(a.kind, chain[i-1].kind), nil
 		}
 	}
 	return false, nil

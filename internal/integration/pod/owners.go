@@ -17,6 +17,9 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=replicasets;deployments,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
 
+// podKind is the Pod's kind as owner references name it.
+var podKind = schema.GroupKind{Kind: "Pod"}
+
 // maxOwnerHops bounds the owner walk of the standalone opt-in.
 const maxOwnerHops = 10
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -32,6 +33,10 @@ var Kind = integration.Kind{
 	Wrap:           func(o client.Object) integration.Job { return &Pod{o.(*corev1.Pod)} },
 	Finalizer:      kueue.ManagedLabel,
 	TrackingLabels: map[string]string{kueue.ManagedLabel: "true"},
+	// A Pod's Pods (a Spark driver's executors) are left to it unless they
+	// opt in with standalone: Kueue's default, which the standalone spec
+	// keeps.
+	Children: []schema.GroupKind{{Kind: "Pod"}},
 	Decide: func(o client.Object) integration.Placement {
 		// Grouped Pods are the GroupReconciler's.
 		if o.GetLabels()[kueue.ManagedLabel] != "true" || o.GetLabels()[kueue.PodGroupNameLabel] != "" {

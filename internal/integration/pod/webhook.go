@@ -122,15 +122,20 @@ func (w *Webhook) countedBy(ctx context.Context, p *corev1.Pod) (*ancestor, erro
 	if err != nil {
 		return nil, err
 	}
+	child := podKind
 	for i := range chain {
 		a := &chain[i]
-		if a.kind == (schema.GroupKind{Kind: "Pod"}) {
+		counts := w.Policy.MayOwn(a.kind, child)
+		child = a.kind
+		if a.kind == podKind {
 			if a.obj.GetLabels()[kueue.ManagedLabel] == "true" {
 				return nil, nil
 			}
 			continue
 		}
-		if !w.Policy.ParentKinds[a.kind] {
+		if !w.Policy.ParentKinds[a.kind] || !counts {
+			// A disabled kind counts nothing, nor an enabled one what it
+			// does not make: the search goes on above it.
 			continue
 		}
 		// Decide says no for a child its own queued parent counts: the

@@ -3,6 +3,7 @@ package ray
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ var ClusterKind = integration.Kind{
 	NewObject: func() client.Object { return &rayv1.RayCluster{} },
 	NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Cluster{o.(*rayv1.RayCluster)} },
+	Children:  []schema.GroupKind{{Kind: "Pod"}},
 }
 
 // ClusterRegistration is the RayCluster in the list of kinds.

@@ -2,6 +2,7 @@ package ray
 
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +24,8 @@ var JobKind = integration.Kind{
 	NewObject: func() client.Object { return &rayv1.RayJob{} },
 	NewList:   func() client.ObjectList { return &rayv1.RayJobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*rayv1.RayJob)} },
+	// Its cluster, and the submitter's batch Job (K8sJobMode).
+	Children: []schema.GroupKind{{Group: rayv1.GroupVersion.Group, Kind: "RayCluster"}, {Group: "batch", Kind: "Job"}},
 }
 
 // JobRegistration is the RayJob in the list of kinds.

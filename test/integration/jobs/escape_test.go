@@ -216,3 +216,30 @@ func getWorkloadOf(t *testing.T, j *batchv1.Job) *kueue.Workload {
 	}
 	return wl
 }
+
+// A batch Job is no parent of another Job: its Workload counts only its
+// own pods. A Job that names a queued Job as its controller owner (with or
+// without the standalone opt-in) is queued itself, not left unsuspended as
+// if its owner counted it.
+func TestJobControlledByAnotherJobIsQueued(t *testing.T) {
+	q := newQueue(t, "1", false)
+	owner := newJob(q.ns, "lq", 1, "1")
+	runJob(t, owner, 1)
+	for _, standalone := range []bool{false, true} {
+		child := newJob(q.ns, "lq", 1, "1")
+		child.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, batchv1.SchemeGroupVersion.WithKind("Job"))}
+		if standalone {
+			child.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
+		}
+		cluster.MustCreate(t, child)
+		if !ptr.Deref(child.Spec.Suspend, false) {
+			t.Fatalf("standalone=%v: a Job controlled by a queued Job was created running, outside its queue", standalone)
+		}
+		waitWorkload(t, child, "to wait for quota", func(wl *kueue.Workload) error {
+			if wl.Status.Admission != nil {
+				return fmt.Errorf("admitted beyond the queue's quota")
+			}
+			return nil
+		})
+	}
+}

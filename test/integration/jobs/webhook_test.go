@@ -30,8 +30,10 @@ func TestWhichJobsAreQueued(t *testing.T) {
 	}{
 		{"queue-name label", func(*batchv1.Job) {}, true},
 		{"no queue-name and no default LocalQueue", func(j *batchv1.Job) { j.Labels = nil }, false},
-		{"owned by a kind sluice manages", ownedBy, false},
-		{"owned by a managed kind, with standalone", func(j *batchv1.Job) {
+		// A Job makes no Jobs: one naming a Job as its controller is queued
+		// (a JobSet's Jobs, left to it, are in the jobset suite).
+		{"controlled by a Job, which is no parent of Jobs", ownedBy, true},
+		{"controlled by a Job, with standalone", func(j *batchv1.Job) {
 			ownedBy(j)
 			j.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
 		}, true},

@@ -151,6 +151,29 @@ func TestChildJobsOfAJobSetAreLeftToIt(t *testing.T) {
 	noWorkloadOf(t, child)
 }
 
+// A queued JobSet counts the Jobs it makes, nothing else: a Pod or a
+// JobSet naming it as their controller is queued, not exempted.
+func TestWhatAJobSetDoesNotMakeIsQueued(t *testing.T) {
+	ns, _ := newQueue(t, "5")
+	js := newJobSet(ns, "lq")
+	cluster.MustCreate(t, js)
+	started := waitJobSet(t, js, "to run", running)
+	owner := []metav1.OwnerReference{*metav1.NewControllerRef(started, jobsetapi.SchemeGroupVersion.WithKind("JobSet"))}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("pod"),
+		Labels: map[string]string{kueue.QueueNameLabel: "lq"}, OwnerReferences: owner},
+		Spec: started.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec}
+	cluster.MustCreate(t, pod)
+	if len(pod.Spec.SchedulingGates) == 0 || pod.Labels[kueue.ManagedLabel] != "true" {
+		t.Errorf("a Pod controlled by a JobSet ran unqueued: gates %v, labels %v", pod.Spec.SchedulingGates, pod.Labels)
+	}
+	nested := newJobSet(ns, "lq")
+	nested.OwnerReferences = owner
+	cluster.MustCreate(t, nested)
+	if !ptr.Deref(nested.Spec.Suspend, false) {
+		t.Error("a JobSet controlled by a JobSet was created running, outside its queue")
+	}
+}
+
 // The standalone variants of the owner walk: a child Job opting in alone
 // is queued alone under an unqueued JobSet, and ignored (with a warning)
 // under a queued one, whose Workload counts it already.

@@ -149,3 +149,23 @@ func TestGrownRunningMPIJobStopsAndRequeues(t *testing.T) {
 	})
 	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
 }
+
+// A running MPIJob can't move to another queue, nor be made to look
+// unqueued: its queue-name changes only while it is suspended.
+func TestQueueOfARunningMPIJobIsKept(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	job := newMPIJob(ns, 2)
+	cluster.MustCreate(t, job)
+	started := waitMPIJob(t, job, "to run", running)
+	for name, mutate := range map[string]func(*mpiv2.MPIJob){
+		"moved":    func(j *mpiv2.MPIJob) { j.Labels[kueue.QueueNameLabel] = "elsewhere" },
+		"unqueued": func(j *mpiv2.MPIJob) { delete(j.Labels, kueue.QueueNameLabel) },
+	} {
+		changed := started.DeepCopy()
+		mutate(changed)
+		err := cluster.Client.Update(context.Background(), changed)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels[kueue.x-k8s.io/queue-name]") {
+			t.Errorf("%s: got %v, want refused naming the label", name, err)
+		}
+	}
+}

@@ -303,3 +303,56 @@ func workerPod(ns string, rc *rayv1.RayCluster) *corev1.Pod {
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rc, rayv1.SchemeGroupVersion.WithKind("RayCluster"))}},
 		Spec: tmpl.Spec}
 }
+
+// More workers on a running RayJob's cluster suspend it in the same
+// update; it queues again at its new size.
+func TestGrownRunningRayJobStopsAndRequeues(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	started := waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
+		if rj.Spec.Suspend {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	started.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(5))
+	if err := cluster.Client.Update(context.Background(), started); err != nil {
+		t.Fatal(err)
+	}
+	if !started.Spec.Suspend {
+		t.Fatal("a running RayJob that grew was not suspended in the same update")
+	}
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to queue again with 5 workers", func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil || podSetsOf(wl) != "head=1,workers=5,submitter=1" {
+			return fmt.Errorf("admission %v, pod sets %s", wl.Status.Admission != nil, podSetsOf(wl))
+		}
+		return nil
+	})
+	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
+
+// A running RayJob can't move to another queue, nor be made to look
+// unqueued: its queue-name changes only while it is suspended.
+func TestQueueOfARunningRayJobIsKept(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	cluster.MustCreate(t, rj)
+	started := waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
+		if rj.Spec.Suspend {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	for name, mutate := range map[string]func(*rayv1.RayJob){
+		"moved":    func(j *rayv1.RayJob) { j.Labels[kueue.QueueNameLabel] = "elsewhere" },
+		"unqueued": func(j *rayv1.RayJob) { delete(j.Labels, kueue.QueueNameLabel) },
+	} {
+		changed := started.DeepCopy()
+		mutate(changed)
+		err := cluster.Client.Update(context.Background(), changed)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels[kueue.x-k8s.io/queue-name]") {
+			t.Errorf("%s: got %v, want refused naming the label", name, err)
+		}
+	}
+}
