@@ -246,8 +246,15 @@ func TestScaledRunningRayClusterStopsAndRequeues(t *testing.T) {
 	if !ptr.Deref(started.Spec.Suspend, false) {
 		t.Fatal("a running RayCluster scaled up was not suspended in the same update")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to queue again with 4 workers", func(wl *kueue.Workload) error {
-		if wl.Status.Admission != nil || len(wl.Spec.PodSets) != 2 || wl.Spec.PodSets[1].Count != 4 {
+	waitRequeued(t, workloadOf(rc, ray.ClusterKind), "head=1,workers=4")
+}
+
+// waitRequeued waits until the Workload queues again, unadmitted, with
+// the pod sets it grew to, and then waits for quota it can never have.
+func waitRequeued(t *testing.T, wl *kueue.Workload, podSets string) {
+	t.Helper()
+	wl = cluster.WaitWorkload(t, wl, "to queue again as "+podSets, func(wl *kueue.Workload) error {
+		if wl.Status.Admission != nil || podSetsOf(wl) != podSets {
 			return fmt.Errorf("admission %v, pod sets %s", wl.Status.Admission != nil, podSetsOf(wl))
 		}
 		return nil
@@ -323,13 +330,7 @@ func TestGrownRunningRayJobStopsAndRequeues(t *testing.T) {
 	if !started.Spec.Suspend {
 		t.Fatal("a running RayJob that grew was not suspended in the same update")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to queue again with 5 workers", func(wl *kueue.Workload) error {
-		if wl.Status.Admission != nil || podSetsOf(wl) != "head=1,workers=5,submitter=1" {
-			return fmt.Errorf("admission %v, pod sets %s", wl.Status.Admission != nil, podSetsOf(wl))
-		}
-		return nil
-	})
-	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+	waitRequeued(t, workloadOf(rj, ray.JobKind), "head=1,workers=5,submitter=1")
 }
 
 // A running RayJob can't move to another queue, nor be made to look
