@@ -110,8 +110,12 @@ func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.E
 // RayCluster of a RayJob, with only RayJobs enabled) is its nearest
 // enabled ancestor's: that one's Workload counts it.
 func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool, error) {
-	if ownerKind, ok := integration.ControllerKind(p); !ok || !w.Policy.MayOwn(ownerKind, podKind) {
-		if !integration.OwnedByKind(p, knownKinds(w.KnownOwners)) {
+	ownerKind, ok := integration.ControllerKind(p)
+	if !ok {
+		return false, nil
+	}
+	if !w.Policy.MayOwn(ownerKind, podKind) {
+		if _, known := w.KnownOwners[ownerKind]; !known {
 			return false, nil
 		}
 		return w.enabledAncestor(ctx, p)
@@ -165,15 +169,6 @@ func validateSameRequests(oldPod, newPod *corev1.Pod) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// knownKinds are the kinds of the owner walk as a set.
-func knownKinds(owners map[schema.GroupKind]func() client.Object) map[schema.GroupKind]bool {
-	kinds := make(map[schema.GroupKind]bool, len(owners))
-	for k := range owners {
-		kinds[k] = true
-	}
-	return kinds
 }
 
 // enabledAncestor tells whether an ancestor of the Pod above its owner is
