@@ -224,12 +224,12 @@ func TestLeaderWorkerSetGroupsQueueAndScaleWithTheLWSController(t *testing.T) {
 			sameCounts(running, map[int]int{0: 2, 2: 2}) && sameCounts(gated, map[int]int{1: 2}), nil
 	})
 	cq := &kueue.ClusterQueue{}
-	if err := c.Get(t.Context(), client.ObjectKey{Name: ns}, cq); err != nil {
-		t.Fatal(err)
-	}
-	if cq.Status.PendingWorkloads != 1 || cq.Status.AdmittedWorkloads != 2 {
-		t.Errorf("ClusterQueue: %d pending and %d admitted Workloads, want 1 and 2", cq.Status.PendingWorkloads, cq.Status.AdmittedWorkloads)
-	}
+	eventually(t, "the queue to count 1 pending and 2 admitted Workloads", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return false, err
+		}
+		return cq.Status.PendingWorkloads == 1 && cq.Status.AdmittedWorkloads == 2, nil
+	})
 
 	scaleLWS(t, c, set, 1)
 	waitGroups("only group 0 to remain", map[int]int{0: 2}, nil)
@@ -242,4 +242,15 @@ func TestLeaderWorkerSetGroupsQueueAndScaleWithTheLWSController(t *testing.T) {
 
 	scaleLWS(t, c, set, 2)
 	waitGroups("the new group 1 to run", map[int]int{0: 2, 1: 2}, nil)
+
+	// The simulated nodes are shared by the suite: give their room back.
+	if err := c.Delete(t.Context(), set); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the LeaderWorkerSet's Pods to be gone", func(ctx context.Context) (bool, error) {
+		pods := &corev1.PodList{}
+		err := c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{lws.SetNameLabelKey: set.Name})
+		return err == nil && len(pods.Items) == 0, err
+	})
+	eventually(t, "the queue to be empty", func(ctx context.Context) (bool, error) { return queueIsEmpty(ctx, c, ns) })
 }
