@@ -201,26 +201,33 @@ func addonWebhooks(a addon, assets string, serving addonServing) ([]client.Objec
 		if err != nil {
 			return nil, nil, fmt.Errorf("parsing the %s webhooks: %w", a.name, err)
 		}
+		// Each configuration, renamed, and its webhooks' client configs.
+		type clientConfig struct {
+			config  *admissionv1.WebhookClientConfig
+			webhook string
+		}
+		var configs []clientConfig
 		switch cfg := obj.(type) {
 		case *admissionv1.MutatingWebhookConfiguration:
 			cfg.Name = a.name + "-" + cfg.Name
 			for i := range cfg.Webhooks {
-				if err := point(&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name); err != nil {
-					return nil, nil, err
-				}
+				configs = append(configs, clientConfig{&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name})
 			}
 			objs = append(objs, cfg)
 		case *admissionv1.ValidatingWebhookConfiguration:
 			cfg.Name = a.name + "-" + cfg.Name
 			for i := range cfg.Webhooks {
-				if err := point(&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name); err != nil {
-					return nil, nil, err
-				}
+				configs = append(configs, clientConfig{&cfg.Webhooks[i].ClientConfig, cfg.Webhooks[i].Name})
 			}
 			objs = append(objs, cfg)
 		default:
 			// The kustomization renders the webhooks' Service too: the
 			// local cluster reaches the addon by URL instead.
+		}
+		for _, c := range configs {
+			if err := point(c.config, c.webhook); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	if len(objs) == 0 {

@@ -316,13 +316,7 @@ func workerPod(ns string, rc *rayv1.RayCluster) *corev1.Pod {
 func TestGrownRunningRayJobStopsAndRequeues(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "lq")
-	cluster.MustCreate(t, rj)
-	started := waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
-		if rj.Spec.Suspend {
-			return fmt.Errorf("suspended")
-		}
-		return nil
-	})
+	started := startRayJob(t, rj)
 	started.Spec.RayClusterSpec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(5))
 	if err := cluster.Client.Update(context.Background(), started); err != nil {
 		t.Fatal(err)
@@ -338,13 +332,7 @@ func TestGrownRunningRayJobStopsAndRequeues(t *testing.T) {
 func TestQueueOfARunningRayJobIsKept(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "lq")
-	cluster.MustCreate(t, rj)
-	started := waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
-		if rj.Spec.Suspend {
-			return fmt.Errorf("suspended")
-		}
-		return nil
-	})
+	started := startRayJob(t, rj)
 	for name, mutate := range map[string]func(*rayv1.RayJob){
 		"moved":    func(j *rayv1.RayJob) { j.Labels[kueue.QueueNameLabel] = "elsewhere" },
 		"unqueued": func(j *rayv1.RayJob) { delete(j.Labels, kueue.QueueNameLabel) },
@@ -356,4 +344,16 @@ func TestQueueOfARunningRayJobIsKept(t *testing.T) {
 			t.Errorf("%s: got %v, want refused naming the label", name, err)
 		}
 	}
+}
+
+// startRayJob creates a queued RayJob and waits until it runs.
+func startRayJob(t *testing.T, rj *rayv1.RayJob) *rayv1.RayJob {
+	t.Helper()
+	cluster.MustCreate(t, rj)
+	return waitFor(t, rj, "to run", func(rj *rayv1.RayJob) error {
+		if rj.Spec.Suspend {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
 }
