@@ -41,6 +41,12 @@ func beyondAdmission(job Job, wl *kueue.Workload) string {
 		if count := admittedCount(wl, i); have.Count > count {
 			return fmt.Sprintf("pod set %s has %d pods, %d admitted", have.Name, have.Count, count)
 		}
+		// Places given back (a lowered count) belong to other Workloads
+		// by now: the pods the job still needs must fit in those it holds.
+		needed := have.Count - reclaimableOf(job.ReclaimablePods(), have.Name)
+		if held := admittedCount(wl, i) - reclaimableOf(wl.Status.ReclaimablePods, have.Name); needed > held {
+			return fmt.Sprintf("pod set %s needs %d pods, it gave back places and holds %d", have.Name, needed, held)
+		}
 		if !apiequality.Semantic.DeepEqual(workload.PodRequests(&have.Template.Spec), workload.PodRequests(&admitted.Template.Spec)) {
 			return fmt.Sprintf("the requests of pod set %s changed after admission", have.Name)
 		}
@@ -76,4 +82,14 @@ func shrunk(job Job, wl *kueue.Workload) []kueue.ReclaimablePod {
 		}
 	}
 	return out
+}
+
+// reclaimableOf is the count of a pod set among reclaimable pods.
+func reclaimableOf(pods []kueue.ReclaimablePod, name kueue.PodSetReference) int32 {
+	for _, rp := range pods {
+		if rp.Name == name {
+			return rp.Count
+		}
+	}
+	return 0
 }

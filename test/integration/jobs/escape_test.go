@@ -81,6 +81,29 @@ func TestLoweredParallelismOfARunningJobIsReclaimable(t *testing.T) {
 	other := newJob(q.ns, "lq", 3, "1")
 	cluster.MustCreate(t, other)
 	waitWorkload(t, other, "to be admitted in the freed quota", admitted)
+
+	// Raised back, it must not take the places it gave back (the other
+	// Job holds them): it stops and queues again at its new size.
+	update(t, j, func() { j.Spec.Parallelism = ptr.To(int32(4)) })
+	waitWorkload(t, j, "to be evicted", func(wl *kueue.Workload) error {
+		if c := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c == nil || c.Reason != integration.EvictedReasonJobChanged {
+			return fmt.Errorf("evicted condition %v", c)
+		}
+		return nil
+	})
+	waitJob(t, j, "a Job raised back into the places it gave back to stop", suspended)
+	setJobStatus(t, j, func(current *batchv1.Job) {
+		current.Status.Active, current.Status.Ready, current.Status.StartTime = 0, ptr.To(int32(0)), nil
+	})
+	waitWorkload(t, j, "to wait at its new size", func(wl *kueue.Workload) error {
+		if wl.Spec.PodSets[0].Count != 4 {
+			return fmt.Errorf("count %d", wl.Spec.PodSets[0].Count)
+		}
+		return pending(wl)
+	})
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A suspended Job whose queue-name is removed (and that no other rule
