@@ -94,6 +94,9 @@ type Kind struct {
 	// still sluice's: the reconciler puts them back instead of taking it
 	// for deleted.
 	TrackingLabels map[string]string
+	// Group, when set, makes each job a group of objects of the kind that
+	// share one Workload (a pod group) rather than one object.
+	Group *GroupShape
 }
 
 // Annotations sluice sets on the jobs it runs.

@@ -83,6 +83,9 @@ func IgnoreConflict(res ctrl.Result, err error) (ctrl.Result, error) {
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.Kind.Group != nil {
+		return r.reconcileGroup(ctx, req)
+	}
 	obj := r.Kind.NewObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -124,6 +127,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wl == nil || err != nil {
 		return res, err
 	}
+	return r.drive(ctx, job, wl, decision.QueueName)
+}
+
+// drive takes a job and its Workload one step along their shared
+// lifecycle: start on admission, stop and give the quota back on eviction,
+// finish with the job. Every shape of job (one object, a group of members)
+// goes through it.
+func (r *Reconciler) drive(ctx context.Context, job Job, wl *kueue.Workload, queue string) (ctrl.Result, error) {
 	if !wl.DeletionTimestamp.IsZero() {
 		// Someone deleted the Workload of a live job: the job stops before
 		// the Workload (and its quota) goes; a new one is created after.
@@ -137,7 +148,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.finish(ctx, job, wl, reason, message); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.release(ctx, obj)
+		return ctrl.Result{}, r.release(ctx, job)
 	}
 	switch {
 	case workload.IsFinished(wl):
@@ -145,7 +156,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		_, err := r.stopJob(ctx, job, "its Workload is finished")
 		return ctrl.Result{}, err
 	case workload.IsEvicting(wl):
-		return r.evict(ctx, job, wl, decision.QueueName)
+		return r.evict(ctx, job, wl, queue)
 	case workload.HasQuotaReservation(wl) && beyondAdmission(job, wl) != "":
 		// Edited after its quota was reserved (e.g. parallelism raised
 		// while it runs, or while its admission checks are pending): it
@@ -155,6 +166,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl):
 		if job.IsSuspended() {
 			return ctrl.Result{}, r.start(ctx, job, wl)
+		}
+		if g, ok := job.(Group); ok && g.Waiting() {
+			// Members that joined a running group (replacements) start
+			// in the places the admission still has.
+			if err := r.start(ctx, job, wl); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 		if err := r.syncReclaimable(ctx, job, wl); err != nil {
 			return ctrl.Result{}, err
@@ -371,8 +389,8 @@ func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) err
 		}
 		return fmt.Errorf("starting %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
-	if err := r.Client.Update(ctx, obj); err != nil {
-		return fmt.Errorf("starting %s: %w", client.ObjectKeyFromObject(obj), err)
+	if wrote, err := r.write(ctx, job); err != nil || !wrote {
+		return err
 	}
 	r.Recorder.Eventf(obj, wl, corev1.EventTypeNormal, EventStarted, "Start", "Admitted by ClusterQueue %s, %s",
 		wl.Status.Admission.ClusterQueue, describeAssignments(wl.Status.Admission))
@@ -492,6 +510,9 @@ func (r *Reconciler) evictChanged(ctx context.Context, job Job, wl *kueue.Worklo
 // stopped; a job's status change brings the reconciler back meanwhile.
 func (r *Reconciler) stopJob(ctx context.Context, job Job, why string) (bool, error) {
 	obj := job.Object()
+	if g, ok := job.(Group); ok {
+		return r.stopMembers(ctx, g, why)
+	}
 	if _, deletes := job.(StopsByDeletion); deletes && !job.IsSuspended() {
 		if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("deleting %s to stop it: %w", client.ObjectKeyFromObject(obj), err)
@@ -565,16 +586,29 @@ func (r *Reconciler) finalize(ctx context.Context, job Job) error {
 			return err
 		}
 	}
-	return r.release(ctx, obj)
+	return r.release(ctx, job)
 }
 
-// release removes the kind's finalizer: the Workload no longer needs the
-// object.
-func (r *Reconciler) release(ctx context.Context, obj client.Object) error {
+// release removes the kind's finalizer from the job's objects (every
+// member of a group): the Workload no longer needs them.
+func (r *Reconciler) release(ctx context.Context, job Job) error {
+	objects := []client.Object{job.Object()}
+	if g, ok := job.(Group); ok {
+		objects = g.Members()
+	}
+	for _, obj := range objects {
+		if err := r.releaseObject(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) releaseObject(ctx context.Context, obj client.Object) error {
 	if r.Kind.Finalizer == "" || !controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer) {
 		return nil
 	}
-	if err := r.Client.Update(ctx, obj); err != nil {
+	if err := r.Client.Update(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer %s from %s: %w", r.Kind.Finalizer, client.ObjectKeyFromObject(obj), err)
 	}
 	return nil
@@ -790,6 +824,9 @@ func describeAssignments(adm *kueue.Admission) string {
 // SetupWithManager watches the kind's objects, the Workloads they own, and
 // the Workloads jobs name as prebuilt before owning them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Kind.Group != nil {
+		return r.setupGroupWithManager(mgr)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewObject()).
 		Owns(&kueue.Workload{}).

@@ -25,7 +25,7 @@ func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, 
 	}
 	wl := &kueue.Workload{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkloadName(kind.GVK, obj.GetName(), obj.GetUID()),
+			Name:      workloadName(kind, job),
 			Namespace: obj.GetNamespace(),
 			Labels:    map[string]string{kueue.JobUIDLabel: string(obj.GetUID())},
 			OwnerReferences: []metav1.OwnerReference{
@@ -36,6 +36,14 @@ func newWorkload(ctx context.Context, reader client.Reader, kind Kind, job Job, 
 			Finalizers: []string{kueue.ResourceInUseFinalizerName},
 		},
 		Spec: kueue.WorkloadSpec{PodSets: podSets, QueueName: kueue.LocalQueueName(queue)},
+	}
+	if g, ok := job.(Group); ok {
+		// No owner: a group's members come and go (replacements, scaling),
+		// and the garbage collector would delete the Workload of an
+		// admitted group the moment its first members were gone. The
+		// Workload goes when the group has no member left.
+		wl.Labels = g.WorkloadLabels()
+		wl.OwnerReferences = nil
 	}
 	if obj.GetAnnotations()[kueue.StandaloneAnnotation] == "true" {
 		wl.Labels[kueue.StandaloneAnnotation] = "true"

@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 func podOf(cpu string, labels, annotations map[string]string) corev1.Pod {
@@ -40,22 +42,50 @@ func TestGroupPodSets(t *testing.T) {
 	}
 }
 
-func TestShrink(t *testing.T) {
-	podSets := []kueue.PodSet{{Name: "a", Count: 2}, {Name: "b", Count: 3}}
+func TestAdmittedGroupReportsItsSizeAgainstTheAdmission(t *testing.T) {
+	admitted := func(reclaimable ...kueue.ReclaimablePod) *kueue.Workload {
+		wl := &kueue.Workload{
+			Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "a", Count: 2}, {Name: "b", Count: 3}}},
+			Status: kueue.WorkloadStatus{
+				Admission:       &kueue.Admission{ClusterQueue: "cq"},
+				ReclaimablePods: reclaimable,
+			},
+		}
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+		return wl
+	}
 	cases := []struct {
 		name    string
-		current []kueue.ReclaimablePod
-		n       int32
-		want    []kueue.ReclaimablePod
+		wl      *kueue.Workload
+		desired int
+		want    []int32
 	}{
-		{"from the last podSet", nil, 2, []kueue.ReclaimablePod{{Name: "b", Count: 2}}},
-		{"spilling into the previous one", nil, 4, []kueue.ReclaimablePod{{Name: "b", Count: 3}, {Name: "a", Count: 1}}},
-		{"on top of what is reclaimable already", []kueue.ReclaimablePod{{Name: "b", Count: 1}}, 1, []kueue.ReclaimablePod{{Name: "b", Count: 2}}},
+		{"as admitted", admitted(), 5, []int32{2, 3}},
+		{"shrunk: places freed from the last podSet", admitted(), 3, []int32{2, 1}},
+		{"shrunk into the previous podSet", admitted(), 1, []int32{1, 0}},
+		{"grown: beyond the admission", admitted(), 7, []int32{4, 3}},
+		// Places already reclaimed are no longer the group's: growing back
+		// into them must go through admission again.
+		{"grown back into reclaimed places", admitted(kueue.ReclaimablePod{Name: "b", Count: 2}), 4, []int32{3, 3}},
+		{"within what is left", admitted(kueue.ReclaimablePod{Name: "b", Count: 2}), 3, []int32{2, 1}},
+		{"size unknown: nothing given back", admitted(), 0, []int32{2, 3}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := shrink(podSets, tc.current, tc.n); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("shrink = %v, want %v", got, tc.want)
+			g := &group{name: "g", pods: []corev1.Pod{podOf("1", nil, nil)}, desired: tc.desired, wl: tc.wl}
+			podSets, err := g.PodSets()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			for _, ps := range podSets {
+				got = append(got, ps.Count)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("counts %v, want %v", got, tc.want)
+			}
+			if tc.wl.Spec.PodSets[0].Count != 2 || tc.wl.Spec.PodSets[1].Count != 3 {
+				t.Error("PodSets changed the Workload")
 			}
 		})
 	}
@@ -87,5 +117,27 @@ func TestValidateGroup(t *testing.T) {
 				t.Errorf("errors %v, want one mentioning %q", errs, tc.want)
 			}
 		})
+	}
+}
+
+func TestShrunkGroupDoesNotStartPodsInPlacesItGaveBack(t *testing.T) {
+	pods := []corev1.Pod{podOf("1", nil, nil), podOf("1", nil, nil)}
+	pods[1].Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: kueue.AdmissionSchedulingGate}}
+	name := kueue.PodSetReference(shapeOf(&pods[1]))
+	wl := &kueue.Workload{Status: kueue.WorkloadStatus{ReclaimablePods: []kueue.ReclaimablePod{{Name: name, Count: 2}}}}
+	g := &group{name: "g", pods: pods, desired: 1, wl: wl}
+	// Admitted for 3, 2 of them given back, 1 running: no place is left.
+	if err := g.Run([]integration.PodSetInfo{{Name: name, Count: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Changed()) != 0 || !gated(&pods[1]) {
+		t.Error("a Pod started in a place the group gave back")
+	}
+	wl.Status.ReclaimablePods[0].Count = 1
+	if err := g.Run([]integration.PodSetInfo{{Name: name, Count: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Changed()) != 1 || gated(&pods[1]) {
+		t.Error("the Pod did not start in the place left")
 	}
 }

@@ -25,13 +25,21 @@ type setup struct {
 	notices *Notices
 }
 
-// SetupControllers starts the notices and the pod groups' reconciler.
+// SetupControllers starts the notices and the pod groups' reconciler (the
+// generic one, for the group shape).
 func (s *setup) SetupControllers(_ context.Context, mgr ctrl.Manager) error {
 	s.notices = NewNotices(s.deps.APIReader, mgr.GetEventRecorder("sluice-pod-controller"))
 	if err := s.notices.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up pod notices: %w", err)
 	}
-	groups := &GroupReconciler{Client: s.deps.Client, Clock: s.deps.Clock, LabelKeysToCopy: s.deps.LabelKeysToCopy}
+	groups := &integration.Reconciler{
+		Client:          s.deps.Client,
+		APIReader:       s.deps.APIReader,
+		Kind:            GroupKind,
+		Recorder:        mgr.GetEventRecorder("sluice-pod-group-controller"),
+		Clock:           s.deps.Clock,
+		LabelKeysToCopy: s.deps.LabelKeysToCopy,
+	}
 	if err := groups.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up pod groups: %w", err)
 	}

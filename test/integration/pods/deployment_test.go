@@ -54,13 +54,7 @@ func TestDeploymentPassesItsQueueToItsPods(t *testing.T) {
 
 func TestStatefulSetMakesItsPodsOneGroup(t *testing.T) {
 	ns, _ := newQueue(t, "3")
-	labels := map[string]string{"app": "db"}
-	tmpl := newPodTemplate()
-	tmpl.Labels = labels
-	tmpl.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Labels: map[string]string{kueue.QueueNameLabel: "lq"}},
-		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(3)), Selector: &metav1.LabelSelector{MatchLabels: labels}, ServiceName: "db", Template: tmpl}}
-	cluster.MustCreate(t, s)
+	s := newStatefulSet(t, ns, 3)
 	got := s.Spec.Template
 	want := map[string]string{
 		kueue.PodGroupTotalCountAnno: "3", kueue.PodGroupServingAnno: "true",
