@@ -191,7 +191,63 @@ func (d *drillCluster) waitComplete(l *load, timeout time.Duration) int {
 				notDone++
 			}
 		}
+		if notDone > 0 {
+			d.nudgeStuckPods(ctx)
+		}
 		return notDone == 0, nil
 	})
 	return notDone
+}
+
+// stuckAfter is how long a bound pod may go without a status change before
+// the drill takes its simulated kubelet's next step for dropped.
+const stuckAfter = 30 * time.Second
+
+// nudgeStuckPods touches the bound, unfinished pods whose status has not
+// changed for stuckAfter. kwok (the simulated kubelet) drops a pod's stage
+// when its status patch fails while the API server restarts (kwok v0.8
+// retries only some failures), and the pod then never runs on: a gap in
+// the simulator, not in sluice, which had started the Job. A real kubelet
+// keeps syncing pod status; an update makes kwok play the stage again.
+// The drill logs each pod it nudges.
+func (d *drillCluster) nudgeStuckPods(ctx context.Context) {
+	pods := &corev1.PodList{}
+	if err := d.client.List(ctx, pods, client.InNamespace(teamNamespace)); err != nil {
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName == "" || !p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		last := p.CreationTimestamp.Time
+		for _, c := range p.Status.Conditions {
+			last = latest(last, c.LastTransitionTime.Time)
+		}
+		if v, ok := p.Annotations[nudgedAnnotation]; ok {
+			if at, err := time.Parse(time.RFC3339, v); err == nil {
+				last = latest(last, at)
+			}
+		}
+		if time.Since(last) < stuckAfter {
+			continue
+		}
+		patch := client.MergeFrom(p.DeepCopy())
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[nudgedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+		if err := d.client.Patch(ctx, p, patch); err == nil {
+			d.t.Logf("nudged pod %s: no status change for %s (its simulated kubelet dropped a step)", p.Name, stuckAfter)
+		}
+	}
+}
+
+const nudgedAnnotation = "drills.sluice.dev/nudged"
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
