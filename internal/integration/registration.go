@@ -36,12 +36,22 @@ type Registration struct {
 	// the group from the Pod's own labels. It runs in the pod webhook on
 	// every queued Pod and leaves the Pods of other kinds alone.
 	GroupPods func(*corev1.Pod)
+	// GroupSize, when set, reads how many Pods the pod group of a Pod of
+	// the kind should have from the kind's object (a StatefulSet's
+	// replicas: scaling doesn't touch the pod template); false when the Pod
+	// is not the kind's. Without it, the group's total-count annotation
+	// says.
+	GroupSize GroupSizer
 	// ThroughPods: the kind is queued through its Pods (its webhook sends
 	// its pod templates to the pod integration). Enabling it enables the
 	// pod integration for those Pods, even when integrations.frameworks
 	// leaves "pod" out: otherwise they would run unqueued.
 	ThroughPods bool
 }
+
+// GroupSizer reads the size of a Pod's group from the object of the kind
+// that made the Pod; false: the Pod is not that kind's.
+type GroupSizer func(ctx context.Context, reader client.Reader, p *corev1.Pod) (size int, ok bool, err error)
 
 // Deps is what the manager gives a kind's setup.
 type Deps struct {
@@ -65,6 +75,8 @@ type Deps struct {
 	KnownOwners map[schema.GroupKind]func() client.Object
 	// PodGroupers are the enabled kinds' GroupPods.
 	PodGroupers []func(*corev1.Pod)
+	// PodGroupSizers are every registered kind's GroupSize.
+	PodGroupSizers []GroupSizer
 	// ParentsPodsOnly: the pod integration is enabled only for the Pods
 	// of kinds queued through their Pods ("pod" itself is not in
 	// integrations.frameworks); plain Pods are let through.

@@ -116,9 +116,13 @@ func (in *integrations) served() []integration.Kind {
 // Reconciler and the kind's own controllers for the enabled ones.
 func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client) error {
 	var groupers []func(*corev1.Pod)
+	var sizers []integration.GroupSizer
 	for _, r := range in.registrations {
 		if r.GroupPods != nil && in.enabled[r.Framework] {
 			groupers = append(groupers, r.GroupPods)
+		}
+		if r.GroupSize != nil {
+			sizers = append(sizers, r.GroupSize)
 		}
 	}
 	for _, r := range in.registrations {
@@ -126,7 +130,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
 			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
 			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: in.knownOwners(), PodGroupers: groupers,
-			ParentsPodsOnly: in.parentsPodsOnly,
+			PodGroupSizers: sizers, ParentsPodsOnly: in.parentsPodsOnly,
 		})
 	}
 	served := in.served()

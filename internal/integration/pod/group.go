@@ -10,12 +10,8 @@ import (
 	"slices"
 	"strconv"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -24,33 +20,38 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-// GroupKind is the pod group in the job framework
+// groupKind is the pod group in the job framework
 // (kueue.x-k8s.io/pod-group-name + pod-group-total-count): its Pods share
 // one Workload named after the group, a podSet per distinct pod shape,
 // made once every Pod of the group exists, and the generic reconciler
-// drives it like any job.
-var GroupKind = integration.Kind{
-	Framework: configapi.FrameworkPod,
-	GVK:       Kind.GVK,
-	NewObject: Kind.NewObject,
-	NewList:   Kind.NewList,
-	Finalizer: kueue.ManagedLabel,
-	Decide: func(o client.Object) integration.Placement {
-		if !groupMember(o) {
-			return integration.Placement{}
-		}
-		return integration.Placement{Managed: true, QueueName: o.GetLabels()[kueue.QueueNameLabel]}
-	},
-	Group: &integration.GroupShape{
-		GroupOf: func(o client.Object) string {
+// drives it like any job. sizers are the kinds that size their groups
+// themselves (Registration.GroupSize).
+func groupKind(sizers []integration.GroupSizer) integration.Kind {
+	return integration.Kind{
+		Framework: configapi.FrameworkPod,
+		GVK:       Kind.GVK,
+		NewObject: Kind.NewObject,
+		NewList:   Kind.NewList,
+		Finalizer: kueue.ManagedLabel,
+		Decide: func(o client.Object) integration.Placement {
 			if !groupMember(o) {
-				return ""
+				return integration.Placement{}
 			}
-			return o.GetLabels()[kueue.PodGroupNameLabel]
+			return integration.Placement{Managed: true, QueueName: o.GetLabels()[kueue.QueueNameLabel]}
 		},
-		Load: loadGroup,
-		Owns: isGroupWorkloadOf,
-	},
+		Group: &integration.GroupShape{
+			GroupOf: func(o client.Object) string {
+				if !groupMember(o) {
+					return ""
+				}
+				return o.GetLabels()[kueue.PodGroupNameLabel]
+			},
+			Load: func(ctx context.Context, reader client.Reader, key types.NamespacedName, wl *kueue.Workload) (integration.Group, error) {
+				return loadGroup(ctx, reader, key, wl, sizers)
+			},
+			Owns: isGroupWorkloadOf,
+		},
+	}
 }
 
 // groupMember tells whether a Pod belongs to a group sluice queues.
@@ -63,7 +64,7 @@ func groupMember(o client.Object) bool {
 func IsGroupWorkload(wl *kueue.Workload) bool { return wl.Labels[kueue.PodGroupNameLabel] != "" }
 
 // loadGroup reads the Pods of a group and how many it should have.
-func loadGroup(ctx context.Context, reader client.Reader, key types.NamespacedName, wl *kueue.Workload) (integration.Group, error) {
+func loadGroup(ctx context.Context, reader client.Reader, key types.NamespacedName, wl *kueue.Workload, sizers []integration.GroupSizer) (integration.Group, error) {
 	list := &corev1.PodList{}
 	if err := reader.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{kueue.PodGroupNameLabel: key.Name}); err != nil {
 		return nil, fmt.Errorf("listing the Pods of group %s: %w", key, err)
@@ -73,7 +74,7 @@ func loadGroup(ctx context.Context, reader client.Reader, key types.NamespacedNa
 		return nil, nil
 	}
 	g := &group{name: key.Name, pods: pods, wl: wl}
-	desired, err := desiredTotal(ctx, reader, g.representative())
+	desired, err := desiredTotal(ctx, reader, g.representative(), sizers)
 	if err != nil {
 		return nil, err
 	}
@@ -81,21 +82,15 @@ func loadGroup(ctx context.Context, reader client.Reader, key types.NamespacedNa
 	return g, nil
 }
 
-// desiredTotal is how many Pods the group should have: its StatefulSet's
-// replicas when the statefulset integration queued it (scaling doesn't
-// touch the pod template), else the total-count annotation (a
-// LeaderWorkerSet's groups are StatefulSets' Pods too, sized by the
-// group's size). Below 1: unreadable (the webhook refuses it).
-func desiredTotal(ctx context.Context, reader client.Reader, p *corev1.Pod) (int, error) {
-	owner := metav1.GetControllerOf(p)
-	if owner != nil && owner.Kind == "StatefulSet" && owner.APIVersion == "apps/v1" && p.Annotations[kueue.PodSuspendingParentAnno] == configapi.FrameworkStatefulSet {
-		sts := &appsv1.StatefulSet{}
-		err := reader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, sts)
-		if err == nil && sts.UID == owner.UID {
-			return int(ptr.Deref(sts.Spec.Replicas, 1)), nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("reading StatefulSet %s: %w", owner.Name, err)
+// desiredTotal is how many Pods the group should have: what the kind that
+// made the Pod says (a StatefulSet's replicas), else the total-count
+// annotation (a LeaderWorkerSet's groups are sized by the group's size).
+// Below 1: unreadable (the webhook refuses it).
+func desiredTotal(ctx context.Context, reader client.Reader, p *corev1.Pod, sizers []integration.GroupSizer) (int, error) {
+	for _, size := range sizers {
+		n, ok, err := size(ctx, reader, p)
+		if err != nil || ok {
+			return n, err
 		}
 	}
 	total, err := strconv.Atoi(p.Annotations[kueue.PodGroupTotalCountAnno])

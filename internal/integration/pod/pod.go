@@ -2,7 +2,7 @@
 // queues is created gated (scheduling gate kueue.x-k8s.io/admission),
 // labelled kueue.x-k8s.io/managed and held by a finalizer; admission injects
 // its flavor and removes the gate in one update; eviction deletes it. Pod
-// groups are the same kind in the framework's group shape (GroupKind). It
+// groups are the same kind in the framework's group shape (groupKind). It
 // also owns the owner walk of the standalone opt-in. It must not own the
 // Workload lifecycle (internal/integration does, for groups too).
 package pod
@@ -39,7 +39,7 @@ var Kind = integration.Kind{
 	// keeps.
 	Children: []schema.GroupKind{{Kind: "Pod"}},
 	Decide: func(o client.Object) integration.Placement {
-		// Grouped Pods are GroupKind's.
+		// Grouped Pods are the group kind's (groupKind).
 		if o.GetLabels()[kueue.ManagedLabel] != "true" || o.GetLabels()[kueue.PodGroupNameLabel] != "" {
 			return integration.Placement{}
 		}

@@ -35,7 +35,7 @@ func (s *setup) SetupControllers(_ context.Context, mgr ctrl.Manager) error {
 	groups := &integration.Reconciler{
 		Client:          s.deps.Client,
 		APIReader:       s.deps.APIReader,
-		Kind:            GroupKind,
+		Kind:            groupKind(s.deps.PodGroupSizers),
 		Recorder:        mgr.GetEventRecorder("sluice-pod-group-controller"),
 		Clock:           s.deps.Clock,
 		LabelKeysToCopy: s.deps.LabelKeysToCopy,

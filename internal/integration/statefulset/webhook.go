@@ -7,9 +7,13 @@ package statefulset
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,4 +95,27 @@ var Registration = integration.Registration{
 		return integration.SetupFunc(func(mgr ctrl.Manager) error { return SetupWebhook(mgr, &Webhook{Enabled: deps.Enabled}) })
 	},
 	ThroughPods: true,
+	GroupSize:   GroupSize,
+}
+
+// GroupSize is the size of a queued StatefulSet's pod group: its
+// spec.replicas, read from the StatefulSet that controls the Pod (with
+// the UID the Pod names). A StatefulSet gone: false, and the group's
+// total-count annotation says.
+func GroupSize(ctx context.Context, reader client.Reader, p *corev1.Pod) (int, bool, error) {
+	owner := metav1.GetControllerOf(p)
+	if owner == nil || owner.Kind != "StatefulSet" || owner.APIVersion != "apps/v1" || p.Annotations[kueue.PodSuspendingParentAnno] != Framework {
+		return 0, false, nil
+	}
+	s := &appsv1.StatefulSet{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: owner.Name}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("reading StatefulSet %s: %w", owner.Name, err)
+	}
+	if s.UID != owner.UID {
+		return 0, false, nil
+	}
+	return int(ptr.Deref(s.Spec.Replicas, 1)), true, nil
 }
