@@ -74,30 +74,32 @@ func loadGroup(ctx context.Context, reader client.Reader, key types.NamespacedNa
 		return nil, nil
 	}
 	g := &group{name: key.Name, pods: pods, wl: wl}
-	desired, err := desiredTotal(ctx, reader, g.representative(), sizers)
-	if err != nil {
-		return nil, err
+	for _, size := range sizers {
+		n, ok, err := size(ctx, reader, g.representative())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			g.desired, g.sizedByKind = n, true
+			return g, nil
+		}
 	}
-	g.desired = desired
+	g.desired = annotatedTotal(g.livePods())
 	return g, nil
 }
 
-// desiredTotal is how many Pods the group should have: what the kind that
-// made the Pod says (a StatefulSet's replicas), else the total-count
-// annotation (a LeaderWorkerSet's groups are sized by the group's size).
-// Below 1: unreadable (the webhook refuses it).
-func desiredTotal(ctx context.Context, reader client.Reader, p *corev1.Pod, sizers []integration.GroupSizer) (int, error) {
-	for _, size := range sizers {
-		n, ok, err := size(ctx, reader, p)
-		if err != nil || ok {
-			return n, err
+// annotatedTotal is the largest total-count its Pods announce (a
+// LeaderWorkerSet's groups are sized by the group's size): a member that
+// says more grows the group, one that says less can't shrink it. 0: none
+// readable (the webhook refuses such Pods).
+func annotatedTotal(pods []*corev1.Pod) int {
+	total := 0
+	for _, p := range pods {
+		if n, err := strconv.Atoi(p.Annotations[kueue.PodGroupTotalCountAnno]); err == nil {
+			total = max(total, n)
 		}
 	}
-	total, err := strconv.Atoi(p.Annotations[kueue.PodGroupTotalCountAnno])
-	if err != nil {
-		return 0, nil
-	}
-	return total, nil
+	return total
 }
 
 // groupPodSets: one podSet per distinct shape, named by the shape; Pods not

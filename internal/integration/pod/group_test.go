@@ -72,7 +72,7 @@ func TestAdmittedGroupReportsItsSizeAgainstTheAdmission(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &group{name: "g", pods: []corev1.Pod{podOf("1", nil, nil)}, desired: tc.desired, wl: tc.wl}
+			g := &group{name: "g", pods: []corev1.Pod{podOf("1", nil, nil)}, desired: tc.desired, sizedByKind: true, wl: tc.wl}
 			podSets, err := g.PodSets()
 			if err != nil {
 				t.Fatal(err)
@@ -117,6 +117,37 @@ func TestValidateGroup(t *testing.T) {
 				t.Errorf("errors %v, want one mentioning %q", errs, tc.want)
 			}
 		})
+	}
+}
+
+func TestAnnotatedGroupDoesNotShrinkWhileAdmitted(t *testing.T) {
+	wl := &kueue.Workload{
+		Spec:   kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "a", Count: 3}}},
+		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}},
+	}
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	for _, tc := range []struct {
+		desired int
+		want    int32
+	}{{1, 3}, {3, 3}, {4, 4}} {
+		g := &group{name: "g", pods: []corev1.Pod{podOf("1", nil, nil)}, desired: tc.desired, wl: wl}
+		podSets, _ := g.PodSets()
+		if podSets[0].Count != tc.want {
+			t.Errorf("announced %d: count %d, want %d", tc.desired, podSets[0].Count, tc.want)
+		}
+	}
+}
+
+func TestAnnotatedTotalIsTheLargest(t *testing.T) {
+	count := func(n string) *corev1.Pod {
+		p := podOf("1", nil, map[string]string{kueue.PodGroupTotalCountAnno: n})
+		return &p
+	}
+	if got := annotatedTotal([]*corev1.Pod{count("3"), count("1"), count("x")}); got != 3 {
+		t.Errorf("total %d, want 3 (a member saying less can't shrink the group)", got)
+	}
+	if got := annotatedTotal([]*corev1.Pod{count("x")}); got != 0 {
+		t.Errorf("total %d, want 0 when none is readable", got)
 	}
 }
 

@@ -20,6 +20,10 @@ type group struct {
 	pods []corev1.Pod
 	// desired is how many Pods the group should have.
 	desired int
+	// sizedByKind: desired comes from the kind that made the Pods (a
+	// StatefulSet's replicas), not from the Pods' annotations, and may
+	// shrink an admitted group.
+	sizedByKind bool
 	// wl is the group's Workload, or nil.
 	wl      *kueue.Workload
 	changed []client.Object
@@ -154,6 +158,11 @@ func (g *group) PodSets() ([]kueue.PodSet, error) {
 	if grown := desired - (admitted - reclaimable); grown > 0 {
 		podSets[0].Count += grown
 		return podSets, nil
+	}
+	if !g.sizedByKind {
+		// Annotations are the tenant's to write: a lower count gives no
+		// place back while the Pods it admitted may run.
+		desired = admitted - reclaimable
 	}
 	for i, less := len(podSets)-1, admitted-desired; i >= 0 && less > 0; i-- {
 		take := min(less, podSets[i].Count)

@@ -191,3 +191,31 @@ func TestExtraPodDoesNotRunOnAGroupsAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A running group's size comes from its Pods' total-count annotation; a
+// tenant who lowers it (on its Pods, or through a new member that says
+// less) must not get the group's places back while its Pods run.
+func TestLoweredGroupCountGivesNoQuotaBack(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	group := cluster.Unique("group")
+	pods := createGroup(t, ns, group, 3, nil)
+	waitAllUngated(t, pods)
+	for _, p := range pods {
+		framework.Update(t, cluster.Client, p, func() { p.Annotations[kueue.PodGroupTotalCountAnno] = "1" })
+	}
+	smaller := groupPod(ns, group, 1)
+	cluster.MustCreate(t, smaller)
+	wl := groupWorkload(ns, group)
+	framework.Holds(t, "the group to keep its places", 3*time.Second, func(ctx context.Context) error {
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(wl), wl); err != nil {
+			return err
+		}
+		if len(wl.Status.ReclaimablePods) > 0 {
+			return fmt.Errorf("reclaimablePods %v while its 3 Pods run", wl.Status.ReclaimablePods)
+		}
+		return nil
+	})
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
+	}
+}
