@@ -42,16 +42,20 @@ func TestGroupPodSets(t *testing.T) {
 	}
 }
 
+// admittedWorkload is a Workload of podSets whose quota is reserved.
+func admittedWorkload(podSets ...kueue.PodSet) *kueue.Workload {
+	wl := &kueue.Workload{
+		Spec:   kueue.WorkloadSpec{PodSets: podSets},
+		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}},
+	}
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	return wl
+}
+
 func TestAdmittedGroupReportsItsSizeAgainstTheAdmission(t *testing.T) {
 	admitted := func(reclaimable ...kueue.ReclaimablePod) *kueue.Workload {
-		wl := &kueue.Workload{
-			Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "a", Count: 2}, {Name: "b", Count: 3}}},
-			Status: kueue.WorkloadStatus{
-				Admission:       &kueue.Admission{ClusterQueue: "cq"},
-				ReclaimablePods: reclaimable,
-			},
-		}
-		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+		wl := admittedWorkload(kueue.PodSet{Name: "a", Count: 2}, kueue.PodSet{Name: "b", Count: 3})
+		wl.Status.ReclaimablePods = reclaimable
 		return wl
 	}
 	cases := []struct {
@@ -121,11 +125,7 @@ func TestValidateGroup(t *testing.T) {
 }
 
 func TestAnnotatedGroupDoesNotShrinkWhileAdmitted(t *testing.T) {
-	wl := &kueue.Workload{
-		Spec:   kueue.WorkloadSpec{PodSets: []kueue.PodSet{{Name: "a", Count: 3}}},
-		Status: kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}},
-	}
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"})
+	wl := admittedWorkload(kueue.PodSet{Name: "a", Count: 3})
 	for _, tc := range []struct {
 		desired int
 		want    int32
