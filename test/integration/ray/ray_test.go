@@ -3,6 +3,7 @@ package ray
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
@@ -332,18 +334,39 @@ func TestGrownRunningRayJobStopsAndRequeues(t *testing.T) {
 func TestQueueOfARunningRayJobIsKept(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "lq")
-	started := startRayJob(t, rj)
-	for name, mutate := range map[string]func(*rayv1.RayJob){
-		"moved":    func(j *rayv1.RayJob) { j.Labels[kueue.QueueNameLabel] = "elsewhere" },
-		"unqueued": func(j *rayv1.RayJob) { delete(j.Labels, kueue.QueueNameLabel) },
+	expectQueueKept(t, startRayJob(t, rj))
+}
+
+// expectQueueKept checks that a running job can neither move to another
+// queue nor leave its queue.
+func expectQueueKept(t *testing.T, started client.Object) {
+	t.Helper()
+	for name, mutate := range map[string]func(map[string]string){
+		"moved":    func(l map[string]string) { l[kueue.QueueNameLabel] = "elsewhere" },
+		"unqueued": func(l map[string]string) { delete(l, kueue.QueueNameLabel) },
 	} {
-		changed := started.DeepCopy()
-		mutate(changed)
+		changed := started.DeepCopyObject().(client.Object)
+		labels := maps.Clone(changed.GetLabels())
+		mutate(labels)
+		changed.SetLabels(labels)
 		err := cluster.Client.Update(context.Background(), changed)
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels[kueue.x-k8s.io/queue-name]") {
 			t.Errorf("%s: got %v, want refused naming the label", name, err)
 		}
 	}
+}
+
+func TestQueueOfARunningRayClusterIsKept(t *testing.T) {
+	ns, _ := newQueue(t, "3")
+	rc := newRayCluster(ns, "lq")
+	cluster.MustCreate(t, rc)
+	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
+		if ptr.Deref(rc.Spec.Suspend, false) {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	})
+	expectQueueKept(t, started)
 }
 
 // startRayJob creates a queued RayJob and waits until it runs.
