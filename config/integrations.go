@@ -42,6 +42,8 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkRayJob, true
 	case "mraycluster.kueue.x-k8s.io", "vraycluster.kueue.x-k8s.io":
 		return configapi.FrameworkRayCluster, true
+	case "vrayservice.kueue.x-k8s.io":
+		return configapi.FrameworkRayService, true
 	case "mleaderworkerset.kueue.x-k8s.io", "vleaderworkerset.kueue.x-k8s.io":
 		return configapi.FrameworkLeaderWorkerSet, true
 	case "mmpijob.kueue.x-k8s.io", "vmpijob.kueue.x-k8s.io":

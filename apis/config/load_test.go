@@ -145,6 +145,8 @@ queueVisibility: {updateIntervalSeconds: 5}
 		{name: "qps zero", doc: header + "clientConnection: {qps: 0}\n", wantErr: []string{"clientConnection.qps"}},
 		{name: "unknown framework", doc: header + "integrations: {frameworks: [batch/job, acme/job]}\n", wantErr: []string{"integrations.frameworks[1]", "acme/job"}},
 		{name: "duplicate framework", doc: header + "integrations: {frameworks: [pod, pod]}\n", wantErr: []string{"integrations.frameworks[1]", "Duplicate"}},
+		{name: "rayservice without raycluster", doc: header + "integrations: {frameworks: [batch/job, ray.io/rayservice]}\n",
+			wantErr: []string{"integrations.frameworks", "ray.io/rayservice needs ray.io/raycluster"}},
 		{name: "bad namespace", doc: header + "namespace: Sluice\n", wantErr: []string{"namespace", "RFC 1123"}},
 		{name: "bad selector", doc: header + "managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}\n", wantErr: []string{"managedJobsNamespaceSelector.matchExpressions[0].operator"}},
 		{name: "negative timeout", doc: header + "waitForPodsReady: {timeout: -1s}\n", wantErr: []string{"waitForPodsReady.timeout"}},
@@ -253,13 +255,13 @@ func TestKueueDefaultConfigurations(t *testing.T) {
 				}
 			}
 			reported := strings.Join(f.NotActedOn(), "\n")
-			for _, want := range []string{"ray.io/rayservice is not implemented yet; allowed only while the cluster does not serve rayservices.ray.io"} {
+			for _, want := range []string{"workload.codeflare.dev/appwrapper is not implemented yet; allowed only while the cluster does not serve appwrappers.workload.codeflare.dev"} {
 				if !strings.Contains(reported, want) {
 					t.Errorf("not acted on:\n%s\nwant a line with %q", reported, want)
 				}
 			}
 			// Kinds sluice implements, which Kueue's default file enables.
-			for _, implemented := range []string{"jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"} {
+			for _, implemented := range []string{"jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"} {
 				if strings.Contains(reported, implemented+" ") {
 					t.Errorf("not acted on:\n%s\nnames %s, which sluice implements", reported, implemented)
 				}

@@ -235,11 +235,17 @@ func (w *JobWebhook[T]) queuedRules(obj T) field.ErrorList {
 }
 
 // validateNoStandaloneChildren refuses a queued job whose templates carry
-// standalone: its Workload already counts those children, and standalone
-// would charge them twice.
+// standalone.
 func (w *JobWebhook[T]) validateNoStandaloneChildren(obj T) field.ErrorList {
+	return StandaloneTemplates(w.Kind.GVK.Kind, w.Templates(obj))
+}
+
+// StandaloneTemplates refuses the templates of a queued object of kind
+// that carry standalone: its Workload already counts those children, and
+// standalone would charge them twice.
+func StandaloneTemplates(kind string, templates []Template) field.ErrorList {
 	var errs field.ErrorList
-	for _, t := range w.Templates(obj) {
+	for _, t := range templates {
 		if t.Meta.Annotations[kueue.StandaloneAnnotation] != "true" {
 			continue
 		}
@@ -247,7 +253,6 @@ func (w *JobWebhook[T]) validateNoStandaloneChildren(obj T) field.ErrorList {
 		if t.Pod == nil {
 			what = "children"
 		}
-		kind := w.Kind.GVK.Kind
 		errs = append(errs, field.Forbidden(t.Path.Child("metadata", "annotations").Key(kueue.StandaloneAnnotation),
 			fmt.Sprintf("%s of a queued %s are already counted by its Workload; remove %s from the %s template, or the queue-name from the %s",
 				what, kind, kueue.StandaloneAnnotation, templateNoun(t), kind)))

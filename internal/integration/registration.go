@@ -47,6 +47,11 @@ type Registration struct {
 	// pod integration for those Pods, even when integrations.frameworks
 	// leaves "pod" out: otherwise they would run unqueued.
 	ThroughPods bool
+	// QueuedThrough, when set, is the framework of the kind this kind's
+	// controller creates, which sluice queues instead (a RayService's
+	// RayClusters); the configuration refuses this kind without it. Such a
+	// kind's webhook only validates: it changes nothing.
+	QueuedThrough string
 }
 
 // GroupSizer reads the size of a Pod's group from the object of the kind

@@ -42,6 +42,7 @@ const (
 	FrameworkJobSet                 = "jobset.x-k8s.io/jobset"
 	FrameworkRayJob                 = "ray.io/rayjob"
 	FrameworkRayCluster             = "ray.io/raycluster"
+	FrameworkRayService             = "ray.io/rayservice"
 	FrameworkLeaderWorkerSet        = "leaderworkerset.x-k8s.io/leaderworkerset"
 	FrameworkMPIJob                 = "kubeflow.org/mpijob"
 	defaultTransformationStrategy   = Retain

@@ -11,7 +11,7 @@ import (
 
 // ImplementedFrameworks are the integrations sluice drives.
 var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
-	FrameworkRayJob, FrameworkRayCluster, FrameworkLeaderWorkerSet, FrameworkMPIJob}
+	FrameworkRayJob, FrameworkRayCluster, FrameworkRayService, FrameworkLeaderWorkerSet, FrameworkMPIJob}
 
 // NotYetImplementedFrameworks are Kueue's other framework names. A file may
 // name them (Kueue's default file does); the manager refuses to start if
@@ -25,7 +25,6 @@ var NotYetImplementedFrameworks = map[string]string{
 	"kubeflow.org/xgboostjob":               "xgboostjobs.kubeflow.org",
 	"kubeflow.org/jaxjob":                   "jaxjobs.kubeflow.org",
 	"trainer.kubeflow.org/trainjob":         "trainjobs.trainer.kubeflow.org",
-	"ray.io/rayservice":                     "rayservices.ray.io",
 	"workload.codeflare.dev/appwrapper":     "appwrappers.workload.codeflare.dev",
 	"sparkoperator.k8s.io/sparkapplication": "sparkapplications.sparkoperator.k8s.io",
 }
@@ -65,6 +64,13 @@ func Validate(c *Configuration) field.ErrorList {
 				errs = append(errs, field.Duplicate(fwPath.Index(i), fw))
 			}
 			seen[fw] = true
+		}
+		if seen[FrameworkRayService] && !seen[FrameworkRayCluster] {
+			// sluice queues a RayService through the RayClusters KubeRay
+			// makes for it: without the RayCluster integration they would
+			// run unqueued.
+			errs = append(errs, field.Invalid(fwPath, c.Integrations.Frameworks,
+				fmt.Sprintf("%s needs %s: a RayService is queued through the RayClusters KubeRay creates for it", FrameworkRayService, FrameworkRayCluster)))
 		}
 	}
 	if cc := c.ClientConnection; cc != nil {

@@ -29,6 +29,7 @@ func All() []integration.Registration {
 		jobset.Registration,
 		ray.JobRegistration,
 		ray.ClusterRegistration,
+		ray.ServiceRegistration,
 		leaderworkerset.Registration,
 		mpijob.Registration,
 	}

@@ -48,7 +48,11 @@ func TestRegisteredKindsAreInTheScheme(t *testing.T) {
 // names follow m<kind>/v<kind>.kueue.x-k8s.io.
 func TestRegisteredWebhooksAreScoped(t *testing.T) {
 	for _, r := range All() {
-		for _, prefix := range []string{"m", "v"} {
+		prefixes := []string{"m", "v"}
+		if r.QueuedThrough != "" {
+			prefixes = []string{"v"}
+		}
+		for _, prefix := range prefixes {
 			name := prefix + strings.ToLower(r.GVK.Kind) + ".kueue.x-k8s.io"
 			if fw, ok := config.FrameworkOfWebhook(name); !ok || fw != r.Framework {
 				t.Errorf("webhook %s: scoped as %q (%v), want %s", name, fw, ok, r.Framework)
@@ -57,17 +61,40 @@ func TestRegisteredWebhooksAreScoped(t *testing.T) {
 	}
 }
 
-// A kind is queued either by the generic Reconciler or through its Pods,
-// never both nor neither (the pod integration aside, which is the Pods):
-// one queued through its Pods that did not say so would run unqueued
-// without "pod" in the configuration.
+// A kind is queued one way: by the generic Reconciler, through its Pods,
+// or through the objects of another kind its controller creates, never
+// several nor none (the pod integration aside, which is the Pods): one
+// queued through its Pods that did not say so would run unqueued without
+// "pod" in the configuration, and one queued through another kind is
+// refused by the configuration without that kind.
 func TestEveryKindIsQueuedOneWay(t *testing.T) {
+	byFramework := map[string]bool{}
+	for _, r := range All() {
+		byFramework[r.Framework] = r.Queued != nil
+	}
 	for _, r := range All() {
 		if r.Framework == configapi.FrameworkPod {
 			continue
 		}
-		if (r.Queued != nil) == r.ThroughPods {
-			t.Errorf("%s: queued by the Reconciler %v, through its Pods %v: want exactly one", r.Framework, r.Queued != nil, r.ThroughPods)
+		ways := 0
+		for _, way := range []bool{r.Queued != nil, r.ThroughPods, r.QueuedThrough != ""} {
+			if way {
+				ways++
+			}
+		}
+		if ways != 1 {
+			t.Errorf("%s: queued by the Reconciler %v, through its Pods %v, through %q: want exactly one way",
+				r.Framework, r.Queued != nil, r.ThroughPods, r.QueuedThrough)
+		}
+		if r.QueuedThrough != "" {
+			if !byFramework[r.QueuedThrough] {
+				t.Errorf("%s: queued through %s, which is not a kind the Reconciler queues", r.Framework, r.QueuedThrough)
+			}
+			alone := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{r.Framework}}}
+			configapi.SetDefaults(alone)
+			if errs := configapi.Validate(alone); len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), r.QueuedThrough) {
+				t.Errorf("%s without %s: the configuration accepts it, and its objects' children would run unqueued", r.Framework, r.QueuedThrough)
+			}
 		}
 		// The Helm chart renders the pod webhooks for these.
 		if r.ThroughPods != slices.Contains(config.ThroughPodsFrameworks, r.Framework) {

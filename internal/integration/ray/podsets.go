@@ -4,8 +4,9 @@
 // RayJob's submitter) as pod sets, the flavors injected into their pod
 // templates, and their webhook rules: nothing that would let a Ray cluster
 // grow past its admission (autoscaling, an existing cluster, a cluster
-// outliving its job). It must not own the Workload lifecycle
-// (internal/integration does).
+// outliving its job). A RayService is queued through the RayClusters
+// KubeRay makes for it (service.go). It must not own the Workload
+// lifecycle (internal/integration does).
 package ray
 
 import (

@@ -37,12 +37,12 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
 	cfg := cluster.ManagerConfig()
-	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "ray.io/rayservice"}
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "workload.codeflare.dev/appwrapper"}
 
 	ctx := t.Context()
 	mgr, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 	if err != nil {
-		t.Fatalf("the manager must start while the cluster serves no RayService: %v", err)
+		t.Fatalf("the manager must start while the cluster serves no AppWrapper: %v", err)
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
@@ -58,24 +58,24 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	if err := apiextensionsv1.AddToScheme(crds.Scheme()); err != nil {
 		t.Fatal(err)
 	}
-	if err := crds.Create(ctx, rayServiceCRD()); err != nil {
+	if err := crds.Create(ctx, appWrapperCRD()); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-stopped:
-		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayservice)") || !strings.Contains(err.Error(), "rayservices.ray.io") {
-			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and rayservices.ray.io", err)
+		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (workload.codeflare.dev/appwrapper)") || !strings.Contains(err.Error(), "appwrappers.workload.codeflare.dev") {
+			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and appwrappers.workload.codeflare.dev", err)
 		}
 	case <-time.After(framework.Timeout):
-		t.Fatal("the manager kept running after a RayService CustomResourceDefinition appeared")
+		t.Fatal("the manager kept running after an AppWrapper CustomResourceDefinition appeared")
 	}
 
 	framework.Eventually(t, "a new manager to refuse to start", func(ctx context.Context) (bool, error) {
 		_, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 		if err == nil {
-			return false, fmt.Errorf("started although the cluster serves RayServices")
+			return false, fmt.Errorf("started although the cluster serves AppWrappers")
 		}
-		if !strings.Contains(err.Error(), "integrations.frameworks[1] (ray.io/rayservice)") {
+		if !strings.Contains(err.Error(), "integrations.frameworks[1] (workload.codeflare.dev/appwrapper)") {
 			return false, err
 		}
 		return true, nil
@@ -141,13 +141,13 @@ func TestJobSetInstalledLaterIsSetUpOnRestart(t *testing.T) {
 	})
 }
 
-func rayServiceCRD() *apiextensionsv1.CustomResourceDefinition {
+func appWrapperCRD() *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "rayservices.ray.io"},
+		ObjectMeta: metav1.ObjectMeta{Name: "appwrappers.workload.codeflare.dev"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "ray.io", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "rayservices", Singular: "rayservice", Kind: "RayService", ListKind: "RayServiceList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+			Group: "workload.codeflare.dev", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "appwrappers", Singular: "appwrapper", Kind: "AppWrapper", ListKind: "AppWrapperList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta2", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},

@@ -1,10 +1,11 @@
-// Package ray tests the RayJob and RayCluster integrations on a real API
-// server with KubeRay's CustomResourceDefinitions from its module: the
-// Workload built for each, start with injected flavors, finishing,
-// eviction, the webhook rules that keep a Ray cluster inside its
-// admission, a RayJob's cluster and pods left to it (and the standalone
-// opt-in of its worker pods). There is no KubeRay operator here: tests
-// write the status it would write and create the children it would.
+// Package ray tests the RayJob, RayCluster and RayService integrations on
+// a real API server with KubeRay's CustomResourceDefinitions from its
+// module: the Workload built for each, start with injected flavors,
+// finishing, eviction, the webhook rules that keep a Ray cluster inside
+// its admission, a RayJob's cluster and pods left to it (and the
+// standalone opt-in of its worker pods), a RayService's clusters queued
+// one by one. There is no KubeRay operator here: tests write the status
+// it would write and create the children it would.
 package ray
 
 import (
@@ -25,6 +26,6 @@ func TestMain(m *testing.M) {
 		},
 		func(cfg *configapi.Configuration) {
 			cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod,
-				configapi.FrameworkRayJob, configapi.FrameworkRayCluster}
+				configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService}
 		}))
 }
