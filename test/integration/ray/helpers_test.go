@@ -133,3 +133,19 @@ func waitEvent(t *testing.T, obj client.Object, reason, part string) {
 		return false, fmt.Errorf("%d events, none matching", len(list.Items))
 	})
 }
+
+// suspended and running are a RayCluster's two states, as waitFor
+// conditions.
+func suspended(rc *rayv1.RayCluster) error {
+	if !ptr.Deref(rc.Spec.Suspend, false) {
+		return fmt.Errorf("running")
+	}
+	return nil
+}
+
+func running(rc *rayv1.RayCluster) error {
+	if ptr.Deref(rc.Spec.Suspend, false) {
+		return fmt.Errorf("suspended")
+	}
+	return nil
+}

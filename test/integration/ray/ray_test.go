@@ -188,12 +188,7 @@ func TestRayClusterIsQueuedAndEvicted(t *testing.T) {
 	if got := podSetsOf(wl); got != "head=1,workers=2" {
 		t.Errorf("pod sets %s, want head=1,workers=2", got)
 	}
-	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
-		if ptr.Deref(rc.Spec.Suspend, false) {
-			return fmt.Errorf("suspended")
-		}
-		return nil
-	})
+	started := waitFor(t, rc, "to run", running)
 	if started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector["pool"] != flavor {
 		t.Errorf("workers nodeSelector %v", started.Spec.WorkerGroupSpecs[0].Template.Spec.NodeSelector)
 	}
@@ -201,12 +196,7 @@ func TestRayClusterIsQueuedAndEvicted(t *testing.T) {
 		meta.SetStatusCondition(&current.Status.Conditions, metav1.Condition{Type: string(rayv1.HeadPodReady), Status: metav1.ConditionTrue, Reason: rayv1.HeadPodRunningAndReady})
 	})
 	framework.Update(t, cluster.Client, wl, func() { wl.Spec.Active = ptr.To(false) })
-	waitFor(t, rc, "to be suspended", func(rc *rayv1.RayCluster) error {
-		if !ptr.Deref(rc.Spec.Suspend, false) {
-			return fmt.Errorf("running")
-		}
-		return nil
-	})
+	waitFor(t, rc, "to be suspended", suspended)
 	cluster.WaitWorkload(t, wl, "to hold its quota while the cluster runs", func(wl *kueue.Workload) error {
 		if !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) || wl.Status.Admission == nil {
 			return fmt.Errorf("evicted %v, admission %v", meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted), wl.Status.Admission != nil)
@@ -235,12 +225,7 @@ func TestScaledRunningRayClusterStopsAndRequeues(t *testing.T) {
 	ns, _ := newQueue(t, "3")
 	rc := newRayCluster(ns, "lq")
 	cluster.MustCreate(t, rc)
-	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
-		if ptr.Deref(rc.Spec.Suspend, false) {
-			return fmt.Errorf("suspended")
-		}
-		return nil
-	})
+	started := waitFor(t, rc, "to run", running)
 	started.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(4))
 	if err := cluster.Client.Update(context.Background(), started); err != nil {
 		t.Fatal(err)
@@ -360,12 +345,7 @@ func TestQueueOfARunningRayClusterIsKept(t *testing.T) {
 	ns, _ := newQueue(t, "3")
 	rc := newRayCluster(ns, "lq")
 	cluster.MustCreate(t, rc)
-	started := waitFor(t, rc, "to run", func(rc *rayv1.RayCluster) error {
-		if ptr.Deref(rc.Spec.Suspend, false) {
-			return fmt.Errorf("suspended")
-		}
-		return nil
-	})
+	started := waitFor(t, rc, "to run", running)
 	expectQueueKept(t, started)
 }
 

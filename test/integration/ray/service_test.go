@@ -2,7 +2,6 @@ package ray
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -39,20 +38,6 @@ func serviceCluster(rs *rayv1.RayService, suffix string) *rayv1.RayCluster {
 	return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, Name: rs.Name + "-raycluster-" + suffix, Labels: labels,
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, rayv1.SchemeGroupVersion.WithKind("RayService"))}},
 		Spec: *rs.Spec.RayClusterSpec.DeepCopy()}
-}
-
-func suspended(rc *rayv1.RayCluster) error {
-	if !ptr.Deref(rc.Spec.Suspend, false) {
-		return fmt.Errorf("running")
-	}
-	return nil
-}
-
-func running(rc *rayv1.RayCluster) error {
-	if ptr.Deref(rc.Spec.Suspend, false) {
-		return fmt.Errorf("suspended")
-	}
-	return nil
 }
 
 // A RayService is queued through its clusters: each is a queued RayCluster
