@@ -44,8 +44,9 @@ type JobWebhook[T client.Object] struct {
 	Policy  *Policy
 	// Reader reads LocalQueues and Namespaces (the manager's cache).
 	Reader client.Reader
-	// ClassReader reads WorkloadPriorityClasses (directly: they are few).
-	ClassReader client.Reader
+	// APIReader reads the API server directly: WorkloadPriorityClasses
+	// (they are few), and a Workload the cache may not have caught up with.
+	APIReader client.Reader
 	// Templates are the job's templates, checked for amounts and standalone.
 	Templates func(T) []Template
 	// Validate, when set, adds the kind's own rules (min counts, pod-set
@@ -70,21 +71,21 @@ func (w *JobWebhook[T]) Register(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, obj).WithDefaulter(w).WithValidator(w).Complete()
 }
 
-// Default suspends a queued job. On update it runs DefaultUpdate only.
+// Default suspends a queued job. On update it runs DefaultUpdate, and keeps
+// a queued job suspended until its Workload is admitted.
 func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 	if !w.Enabled || w.Kind.Wrap(obj).ManagedElsewhere() != "" {
 		return nil
 	}
 	if req, err := crwebhook.RequestFromContext(ctx); err == nil && req.Operation == admissionv1.Update {
-		if w.DefaultUpdate == nil {
-			return nil
-		}
 		old, err := w.decodeOld(req)
 		if err != nil {
 			return err
 		}
-		w.DefaultUpdate(old, obj)
-		return nil
+		if w.DefaultUpdate != nil {
+			w.DefaultUpdate(old, obj)
+		}
+		return w.keepSuspended(ctx, old, obj)
 	}
 	placement, err := w.Policy.Decide(ctx, w.Reader, obj)
 	if err != nil || !placement.Managed {
@@ -273,7 +274,7 @@ func (w *JobWebhook[T]) validatePriorityClass(ctx context.Context, obj T) field.
 		return nil
 	}
 	path := field.NewPath("metadata", "labels").Key(kueue.PriorityClassLabel)
-	err := w.ClassReader.Get(ctx, client.ObjectKey{Name: name}, &kueue.WorkloadPriorityClass{})
+	err := w.APIReader.Get(ctx, client.ObjectKey{Name: name}, &kueue.WorkloadPriorityClass{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return field.ErrorList{field.NotFound(path, fmt.Sprintf("WorkloadPriorityClass %s", name))}

@@ -661,9 +661,19 @@ func (r *Reconciler) syncReclaimable(ctx context.Context, job Job, wl *kueue.Wor
 
 // ownedWorkloads are the Workloads the job controls.
 func (r *Reconciler) ownedWorkloads(ctx context.Context, obj client.Object) ([]kueue.Workload, error) {
+	return controlledWorkloads(ctx, r.Client, r.Kind, obj, true)
+}
+
+// controlledWorkloads are the Workloads obj is the controller of.
+// indexed: reader is the manager's cache, which indexes Workloads by owner
+// (the API server lists the namespace).
+func controlledWorkloads(ctx context.Context, reader client.Reader, kind Kind, obj client.Object, indexed bool) ([]kueue.Workload, error) {
+	opts := []client.ListOption{client.InNamespace(obj.GetNamespace())}
+	if indexed {
+		opts = append(opts, client.MatchingFields{IndexWorkloadOwner: ownerKey(kind, obj.GetName())})
+	}
 	list := &kueue.WorkloadList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()),
-		client.MatchingFields{IndexWorkloadOwner: ownerKey(r.Kind, obj.GetName())}); err != nil {
+	if err := reader.List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("listing the Workloads of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	var owned []kueue.Workload

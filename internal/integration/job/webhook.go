@@ -27,7 +27,7 @@ var Registration = integration.JobRegistration(&Kind, "", func(deps integration.
 // MultiKueue, spec.managedBy on a Job queued to a MultiKueue ClusterQueue.
 func newWebhook(deps integration.Deps) *integration.JobWebhook[*batchv1.Job] {
 	w := &integration.JobWebhook[*batchv1.Job]{
-		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, APIReader: deps.APIReader,
 		Templates: func(job *batchv1.Job) []integration.Template {
 			return []integration.Template{{Meta: &job.Spec.Template.ObjectMeta, Pod: &job.Spec.Template.Spec, Path: field.NewPath("spec", "template")}}
 		},

@@ -16,7 +16,7 @@ import (
 // them all).
 func newWebhook(deps integration.Deps) *integration.JobWebhook[*jobsetapi.JobSet] {
 	return &integration.JobWebhook[*jobsetapi.JobSet]{
-		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, APIReader: deps.APIReader,
 		Templates: templates,
 		QueuedRules: func(js *jobsetapi.JobSet) field.ErrorList {
 			return validatePodSets(js)

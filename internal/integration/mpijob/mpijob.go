@@ -177,7 +177,7 @@ func (j *MPIJob) ManagedElsewhere() string {
 // rules on every MPIJob sluice queues.
 func newWebhook(deps integration.Deps) *integration.JobWebhook[*mpiv2.MPIJob] {
 	return &integration.JobWebhook[*mpiv2.MPIJob]{
-		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Enabled: deps.Enabled, Kind: Kind, Policy: deps.Policy, Reader: deps.Reader, APIReader: deps.APIReader,
 		Templates: func(job *mpiv2.MPIJob) []integration.Template {
 			var out []integration.Template
 			for _, rt := range replicaTypes {

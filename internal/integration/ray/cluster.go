@@ -115,7 +115,7 @@ func managedElsewhere(by *string) string {
 // the cluster's rules on every RayCluster sluice queues.
 func newClusterWebhook(deps integration.Deps) *integration.JobWebhook[*rayv1.RayCluster] {
 	return &integration.JobWebhook[*rayv1.RayCluster]{
-		Enabled: deps.Enabled, Kind: ClusterKind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Enabled: deps.Enabled, Kind: ClusterKind, Policy: deps.Policy, Reader: deps.Reader, APIReader: deps.APIReader,
 		Templates: func(rc *rayv1.RayCluster) []integration.Template { return clusterTemplateList(&rc.Spec, clusterPath) },
 		QueuedRules: func(rc *rayv1.RayCluster) field.ErrorList {
 			return validateCluster(&rc.Spec, clusterPath, 1)

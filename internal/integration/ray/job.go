@@ -154,7 +154,7 @@ func (j *Job) ManagedElsewhere() string { return managedElsewhere(j.Spec.Managed
 // RayJob's and its cluster's rules on every RayJob sluice queues.
 func newJobWebhook(deps integration.Deps) *integration.JobWebhook[*rayv1.RayJob] {
 	return &integration.JobWebhook[*rayv1.RayJob]{
-		Enabled: deps.Enabled, Kind: JobKind, Policy: deps.Policy, Reader: deps.Reader, ClassReader: deps.APIReader,
+		Enabled: deps.Enabled, Kind: JobKind, Policy: deps.Policy, Reader: deps.Reader, APIReader: deps.APIReader,
 		Templates: jobTemplateList,
 		QueuedRules: func(rj *rayv1.RayJob) field.ErrorList {
 			errs := validateJob(rj)

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
-	"github.com/sluicehq/sluice/internal/integration"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -45,7 +44,7 @@ func TestPartialAdmissionRunsWithFewerPods(t *testing.T) {
 	}
 }
 
-func TestUnsuspendedByHandIsSuspendedAgain(t *testing.T) {
+func TestUnsuspendedByHandStaysSuspended(t *testing.T) {
 	q := newQueue(t, "1", false)
 	blocker := newJob(q.ns, "lq", 1, "1")
 	cluster.MustCreate(t, blocker)
@@ -55,8 +54,17 @@ func TestUnsuspendedByHandIsSuspendedAgain(t *testing.T) {
 	cluster.MustCreate(t, j)
 	waitWorkload(t, j, "to wait for quota", pending)
 	update(t, j, func() { j.Spec.Suspend = ptr.To(false) })
-	waitJob(t, j, "to be suspended again", suspended)
-	waitEvent(t, j, integration.EventSuspended, "waits in LocalQueue", "lq")
+	// In the update itself: the Job controller never sees it unsuspended.
+	if !ptr.Deref(j.Spec.Suspend, false) {
+		t.Fatal("a queued Job unsuspended by hand before admission was let through unsuspended")
+	}
+	waitWorkload(t, j, "to keep waiting", pending)
+
+	// Once admitted, sluice's own start goes through.
+	if err := cluster.Client.Delete(context.Background(), blocker, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, j, "to run once admitted", running)
 }
 
 func TestChangesOfASuspendedJobRebuildItsWorkload(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration/ray"
+	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
 // newRayService is a RayService in LocalQueue lq (none when empty) whose
@@ -71,6 +72,12 @@ func TestRayServiceIsQueuedThroughItsClusters(t *testing.T) {
 	pending := workloadOf(second, ray.ClusterKind)
 	cluster.WaitPending(t, pending, kueue.ReasonWaitingForQuota)
 	waitFor(t, second, "to stay suspended while the first cluster holds the quota", suspended)
+	// KubeRay rewrites a cluster's spec from the service's (suspend unset)
+	// when it adds a worker group: the waiting cluster stays suspended.
+	framework.Update(t, cluster.Client, second, func() { second.Spec.Suspend = nil })
+	if err := suspended(second); err != nil {
+		t.Fatalf("a waiting cluster rewritten unsuspended was let through: %v", err)
+	}
 
 	// The new cluster took over and KubeRay deleted the old one.
 	if err := cluster.Client.Delete(context.Background(), first); err != nil {
