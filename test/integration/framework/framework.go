@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -310,4 +311,34 @@ func (c *Cluster) TryUpdate(obj client.Object, mutate func()) error {
 	}
 	mutate()
 	return c.Client.Update(context.Background(), obj)
+}
+
+// warningRecorder keeps the admission warnings a client was given.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = append(r.warnings, text)
+}
+
+// CreateWithWarnings creates obj and returns the warnings of the request.
+func (c *Cluster) CreateWithWarnings(t testing.TB, obj client.Object) []string {
+	t.Helper()
+	rec := &warningRecorder{}
+	config := rest.CopyConfig(c.RestConfig)
+	config.WarningHandlerWithContext = rec
+	warned, err := client.New(config, client.Options{Scheme: c.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warned.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.warnings)
 }

@@ -58,3 +58,22 @@ func JobWorkload(j *batchv1.Job) *kueue.Workload {
 	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace,
 		Name: integration.WorkloadName(job.Kind.GVK, j.Name, j.UID)}}
 }
+
+// NoWorkloadOf fails the test if a Workload is controlled by obj. A Job
+// created after obj in its namespace (in LocalQueue lq) is seen by the
+// manager after it: once that Job's Workload exists, obj's would.
+func (c *Cluster) NoWorkloadOf(t testing.TB, obj client.Object, lq string) {
+	t.Helper()
+	marker := Job(obj.GetNamespace(), c.Unique("marker"), lq, 1, "1")
+	c.MustCreate(t, marker)
+	c.WaitWorkload(t, JobWorkload(marker), "to exist", func(*kueue.Workload) error { return nil })
+	list := &kueue.WorkloadList{}
+	if err := c.Client.List(context.Background(), list, client.InNamespace(obj.GetNamespace())); err != nil {
+		t.Fatal(err)
+	}
+	for _, wl := range list.Items {
+		if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == obj.GetUID() {
+			t.Fatalf("Workload %s was created for %s", wl.Name, obj.GetName())
+		}
+	}
+}

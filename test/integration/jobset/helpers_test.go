@@ -3,8 +3,6 @@ package jobset
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -12,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,32 +125,3 @@ func childJob(js *jobsetapi.JobSet, rj string, index int) *batchv1.Job {
 	return j
 }
 
-// warningRecorder keeps the admission warnings a client was given.
-type warningRecorder struct {
-	mu       sync.Mutex
-	warnings []string
-}
-
-func (r *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, _ int, _ string, text string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.warnings = append(r.warnings, text)
-}
-
-// createWithWarnings creates obj and returns the warnings of the request.
-func createWithWarnings(t *testing.T, obj client.Object) []string {
-	t.Helper()
-	rec := &warningRecorder{}
-	config := rest.CopyConfig(cluster.RestConfig)
-	config.WarningHandlerWithContext = rec
-	c, err := client.New(config, client.Options{Scheme: cluster.Client.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(context.Background(), obj); err != nil {
-		t.Fatalf("creating %s: %v", obj.GetName(), err)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return slices.Clone(rec.warnings)
-}

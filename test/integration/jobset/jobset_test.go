@@ -148,7 +148,7 @@ func TestChildJobsOfAJobSetAreLeftToIt(t *testing.T) {
 	if ptr.Deref(child.Spec.Suspend, false) {
 		t.Fatal("the webhook suspended a running JobSet's child Job")
 	}
-	noWorkloadOf(t, child)
+	cluster.NoWorkloadOf(t, child, "lq")
 }
 
 // A queued JobSet counts the Jobs it makes, nothing else: a Pod or a
@@ -199,11 +199,11 @@ func TestStandaloneChildJobOfAQueuedJobSetIsIgnored(t *testing.T) {
 	child := childJob(started, "workers", 0)
 	child.Labels[kueue.QueueNameLabel] = "lq"
 	child.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
-	warnings := createWithWarnings(t, child)
+	warnings := cluster.CreateWithWarnings(t, child)
 	if ptr.Deref(child.Spec.Suspend, false) {
 		t.Fatal("a standalone child Job of a queued JobSet was suspended: its JobSet's Workload counts it")
 	}
-	noWorkloadOf(t, child)
+	cluster.NoWorkloadOf(t, child, "lq")
 	if !slices.ContainsFunc(warnings, func(w string) bool {
 		return strings.HasPrefix(w, integration.EventStandaloneUnderQueuedParent) && strings.Contains(w, "JobSet "+js.Name)
 	}) {
@@ -242,27 +242,6 @@ func TestStandalonePodUnderAQueuedJobSetIsIgnored(t *testing.T) {
 		}
 		return false, fmt.Errorf("%d events, none matching", len(list.Items))
 	})
-}
-
-// noWorkloadOf checks that no Workload is owned by the Job, after the
-// manager had time to act on it (the Workload of a queued Job appears at
-// once).
-func noWorkloadOf(t *testing.T, j *batchv1.Job) {
-	t.Helper()
-	// Another object created after the Job, in the same namespace, is seen
-	// by the manager after it: once its Workload exists, the Job's would.
-	marker := framework.Job(j.Namespace, cluster.Unique("marker"), "lq", 1, "1")
-	cluster.MustCreate(t, marker)
-	cluster.WaitWorkload(t, framework.JobWorkload(marker), "to exist", func(*kueue.Workload) error { return nil })
-	list := &kueue.WorkloadList{}
-	if err := cluster.Client.List(context.Background(), list, client.InNamespace(j.Namespace)); err != nil {
-		t.Fatal(err)
-	}
-	for _, wl := range list.Items {
-		if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == j.UID {
-			t.Fatalf("Workload %s was created for Job %s", wl.Name, j.Name)
-		}
-	}
 }
 
 func TestJobSetWebhookRules(t *testing.T) {
