@@ -26,7 +26,8 @@ FUZZ_TIME   ?= 1m
 FUZZ_TARGETS := internal/quota:FuzzSaturatingArithmetic internal/quota:FuzzTreeChargeAvailable \
   internal/workload:FuzzPodRequests internal/scheduler:FuzzScheduleCycle internal/webhook:FuzzValidators \
   internal/integration/job:FuzzValidateJob internal/integration/pod:FuzzValidatePod \
-  internal/integration/jobset:FuzzValidateJobSet internal/integration/ray:FuzzRayPodSets internal/integration/mpijob:FuzzMPIJob
+  internal/integration/jobset:FuzzValidateJobSet internal/integration/ray:FuzzRayPodSets internal/integration/mpijob:FuzzMPIJob \
+  internal/integration/trainjob:FuzzTrainJob
 # Where `make dev` keeps its data; `make dev DEV_FLAGS=--keep` keeps it on exit.
 DEV_DATA    ?= $(CURDIR)/.dev
 DEV_FLAGS   ?=
@@ -53,7 +54,7 @@ DIST        := $(CURDIR)/dist
 RELEASE     := go run ./hack/release
 
 .PHONY: image image-push release helm chromium
-.PHONY: addons
+.PHONY: addons crd-modules
 .PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
@@ -164,15 +165,19 @@ release: image helm
 	$(HELM) package $(BIN)/chart/sluice --destination $(DIST)
 	@ls -l $(DIST)
 
+## crd-modules: download the modules whose CustomResourceDefinitions the tests install but sluice can't compile against (hack/crds)
+crd-modules:
+	cd hack/crds && go mod download github.com/kubeflow/trainer/v2
+
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools addons helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
+test: tools addons helm image chromium crd-modules $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 test-unit:
 	go test $(GO_TEST_FLAGS) $(RACE) ./apis/... ./internal/... ./cmd/... ./config/...
 
-test-integration: tools helm
+test-integration: tools helm crd-modules
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
 
 ## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK): about 40 minutes, 18 without the soak

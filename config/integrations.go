@@ -7,16 +7,25 @@ import configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 // ThroughPods, which a test keeps in step).
 var ThroughPodsFrameworks = []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet, configapi.FrameworkLeaderWorkerSet}
 
+// RunsAsJobSetFrameworks are the integrations whose kinds run as a JobSet
+// (the registry's RunsAs, which a test keeps in step): each turns the
+// JobSet webhooks on, which keep such a JobSet within its job's admission.
+var RunsAsJobSetFrameworks = []string{configapi.FrameworkTrainJob}
+
 // FrameworksOfWebhook are the integrations any of which turns the
-// generated webhook entry on: its own, and for the pod webhooks the kinds
-// queued through their Pods.
+// generated webhook entry on: its own, for the pod webhooks the kinds
+// queued through their Pods, and for the JobSet webhooks the kinds that
+// run as a JobSet.
 func FrameworksOfWebhook(name string) ([]string, bool) {
 	fw, ok := FrameworkOfWebhook(name)
 	if !ok {
 		return nil, false
 	}
-	if fw == configapi.FrameworkPod {
+	switch fw {
+	case configapi.FrameworkPod:
 		return append([]string{fw}, ThroughPodsFrameworks...), true
+	case configapi.FrameworkJobSet:
+		return append([]string{fw}, RunsAsJobSetFrameworks...), true
 	}
 	return []string{fw}, true
 }
@@ -48,6 +57,8 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkLeaderWorkerSet, true
 	case "mmpijob.kueue.x-k8s.io", "vmpijob.kueue.x-k8s.io":
 		return configapi.FrameworkMPIJob, true
+	case "mtrainjob.kueue.x-k8s.io", "vtrainjob.kueue.x-k8s.io":
+		return configapi.FrameworkTrainJob, true
 	}
 	return "", false
 }

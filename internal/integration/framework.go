@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,11 +84,11 @@ type Kind struct {
 	// whose webhook already made (and recorded) the decision.
 	Decide func(obj client.Object) Placement
 	// PodsGone, when set, tells whether the pods of a job that no longer
-	// exists (or is being deleted) are gone, by the job's UID: a batch Job
+	// exists (or is being deleted) are gone, by the job's name and UID: a batch Job
 	// deleted with orphan propagation leaves its pods running. Until they
 	// are, its Workload keeps its reservation. nil: the kind's pods can't
 	// outlive it.
-	PodsGone func(ctx context.Context, reader client.Reader, namespace string, jobUID types.UID) (bool, error)
+	PodsGone func(ctx context.Context, reader client.Reader, namespace, name string, jobUID types.UID) (bool, error)
 	// TrackingLabels, when set, are labels that select the kind's queued
 	// objects into the manager's cache (Pods: only managed ones are
 	// cached). An object that lost them but still holds the Finalizer is
@@ -97,6 +98,34 @@ type Kind struct {
 	// Group, when set, makes each job a group of objects of the kind that
 	// share one Workload (a pod group) rather than one object.
 	Group *GroupShape
+	// RunsAs, when set, is the kind of the one object the kind's controller
+	// builds and runs each job as, named like the job and controlled by it
+	// (a TrainJob's JobSet). Its Jobs are Resolvers that read their pod
+	// sets from that object, the reconciler comes back to a job when it
+	// changes, its own children are counted by the job, and its webhook
+	// keeps it suspended unless the job's admission covers it.
+	RunsAs *Kind
+}
+
+// Resolver is a Job whose pod sets are read from another object (a
+// TrainJob's from the JobSet its controller builds): the reconciler has it
+// read that object through the manager's cache before anything else.
+type Resolver interface {
+	Resolve(ctx context.Context, reader client.Reader) error
+}
+
+// ErrPodSetsNotBuilt: a Resolver's pod sets can't be read yet, because its
+// controller has not built (or not yet rebuilt) the object they are read
+// from. The job waits suspended, without a warning: that object's change
+// brings the reconciler back.
+var ErrPodSetsNotBuilt = errors.New("the object the job's pod sets are read from is not built yet")
+
+// InjectsWhileSuspended is a Job whose controller takes what admission
+// injects only while the job is suspended (a TrainJob's runtimePatches):
+// its Run injects and leaves it suspended, and the reconciler writes that
+// first and the Unsuspend after, in a second write.
+type InjectsWhileSuspended interface {
+	Unsuspend()
 }
 
 // Annotations sluice sets on the jobs it runs.

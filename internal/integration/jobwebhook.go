@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,12 +70,26 @@ func (w *JobWebhook[T]) Register(mgr ctrl.Manager) error {
 	if !ok {
 		return fmt.Errorf("the %s webhook's object type does not match its kind", w.Kind.GVK.Kind)
 	}
+	if _, unstructuredKind := any(obj).(*unstructured.Unstructured); unstructuredKind {
+		// The builder takes only the scheme's types (it looks for their
+		// conversions); a kind read as unstructured objects is served at
+		// the paths the builder would give it.
+		server, path := mgr.GetWebhookServer(), strings.ReplaceAll(w.Kind.GVK.Group, ".", "-")+"-"+w.Kind.GVK.Version+"-"+strings.ToLower(w.Kind.GVK.Kind)
+		server.Register("/mutate-"+path, crwebhook.WithDefaulter[T](mgr.GetScheme(), w))
+		server.Register("/validate-"+path, crwebhook.WithValidator[T](mgr.GetScheme(), w))
+		return nil
+	}
 	return ctrl.NewWebhookManagedBy(mgr, obj).WithDefaulter(w).WithValidator(w).Complete()
 }
 
 // Default suspends a queued job. On update it runs DefaultUpdate, and keeps
-// a queued job suspended until its Workload is admitted.
+// a queued job suspended until its Workload is admitted. An object that a
+// queued job of another kind runs as is kept within that job's admission,
+// whether this kind is enabled or not.
 func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
+	if err := w.keepWithinParent(ctx, obj); err != nil {
+		return err
+	}
 	if !w.Enabled || w.Kind.Wrap(obj).ManagedElsewhere() != "" {
 		return nil
 	}

@@ -37,19 +37,25 @@ func (w *JobWebhook[T]) keepSuspended(ctx context.Context, old, obj T) error {
 // behind the admission sluice just wrote (or another replica's), so a "no"
 // from cache is read again from api.
 func jobAdmitted(ctx context.Context, kind Kind, obj client.Object, cache, api client.Reader) (bool, error) {
+	wl, err := admittedWorkload(ctx, kind, obj, cache, api)
+	return wl != nil, err
+}
+
+// admittedWorkload is the Workload of jobAdmitted, or nil.
+func admittedWorkload(ctx context.Context, kind Kind, obj client.Object, cache, api client.Reader) (*kueue.Workload, error) {
 	for i, reader := range []client.Reader{cache, api} {
 		wls, err := jobWorkloads(ctx, kind, obj, reader, i == 0)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		for j := range wls {
 			wl := &wls[j]
 			if workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl) && !workload.IsEvicting(wl) && !workload.IsFinished(wl) {
-				return true, nil
+				return wl, nil
 			}
 		}
 	}
-	return false, nil
+	return nil, nil
 }
 
 // jobWorkloads are the Workloads a job controls, or the prebuilt one it

@@ -36,6 +36,9 @@ type Policy struct {
 	// external are the kinds of integrations.externalFrameworks: their
 	// controllers are trusted with whatever they own.
 	external map[schema.GroupKind]bool
+	// runsAsParents are, by the kind of object they run as (RunsAs), the
+	// enabled kinds whose jobs run as one.
+	runsAsParents map[schema.GroupKind]Kind
 	// APIReader reads from the API server: owners, to check that an owner
 	// an object names exists with the UID it names (a forged reference must
 	// not exempt an object from queueing), and namespaces the cache hasn't
@@ -53,17 +56,43 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 		}
 	}
 	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader,
-		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}}
+		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}, runsAsParents: map[schema.GroupKind]Kind{}}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
-		for _, child := range k.Children {
-			if p.parentsOf[child] == nil {
-				p.parentsOf[child] = map[schema.GroupKind]bool{}
-			}
-			p.parentsOf[child][k.GVK.GroupKind()] = true
+		p.addChildren(k.GVK.GroupKind(), k.Children)
+		if k.RunsAs != nil {
+			// The children of what a job runs as (a TrainJob's JobSet's
+			// Jobs) are that object's, and so the job's, whether or not
+			// the runs-as kind is enabled itself.
+			p.runsAsParents[k.RunsAs.GVK.GroupKind()] = k
+			p.addChildren(k.RunsAs.GVK.GroupKind(), k.RunsAs.Children)
 		}
 	}
 	return p, nil
+}
+
+func (p *Policy) addChildren(parent schema.GroupKind, children []schema.GroupKind) {
+	for _, child := range children {
+		if p.parentsOf[child] == nil {
+			p.parentsOf[child] = map[schema.GroupKind]bool{}
+		}
+		p.parentsOf[child][parent] = true
+	}
+}
+
+// RunsAsParent is the enabled kind that runs its jobs as objects of obj's
+// kind and that obj names as its controller (a TrainJob above a JobSet),
+// with that reference; false when there is none.
+func (p *Policy) RunsAsParent(obj client.Object) (Kind, *metav1.OwnerReference, bool) {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return Kind{}, nil, false
+	}
+	parent, ok := p.runsAsParents[kindOf(obj)]
+	if !ok || schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind() != parent.GVK.GroupKind() {
+		return Kind{}, nil, false
+	}
+	return parent, ref, true
 }
 
 // AddExternalParent makes kind (of integrations.externalFrameworks) a
@@ -194,25 +223,51 @@ func (p *Policy) ManagesNamespace(ctx context.Context, reader client.Reader, nam
 // standalone object is its parent's only when the parent is queued (its
 // Workload counts the object); countedBy then names the parent.
 func (p *Policy) ownedByParent(ctx context.Context, reader client.Reader, obj client.Object, hops int) (owned bool, countedBy string, err error) {
-	ownerKind, ok := ControllerKind(obj)
-	if !ok || !p.MayOwn(ownerKind, kindOf(obj)) {
-		return false, "", nil
-	}
-	owner, err := ReadOwner(ctx, p.APIReader, obj)
+	owner, err := p.countingOwner(ctx, obj)
 	if owner == nil || err != nil {
 		return false, "", err
 	}
 	if obj.GetAnnotations()[kueue.StandaloneAnnotation] != "true" {
 		return true, "", nil
 	}
+	countedBy, err = p.countedBy(ctx, reader, owner, hops)
+	return countedBy != "", countedBy, err
+}
+
+// countingOwner is the object's controller owner when it is of a kind that
+// counts objects of obj's kind and exists with the UID the reference names;
+// nil otherwise.
+func (p *Policy) countingOwner(ctx context.Context, obj client.Object) (*metav1.PartialObjectMetadata, error) {
+	ownerKind, ok := ControllerKind(obj)
+	if !ok || !p.MayOwn(ownerKind, kindOf(obj)) {
+		return nil, nil
+	}
+	return ReadOwner(ctx, p.APIReader, obj)
+}
+
+// countedBy names ("JobSet training") the nearest queued ancestor whose
+// Workload counts what owner counts: owner itself when sluice queues it,
+// else whoever counts owner (a TrainJob above the JobSet above a Job), up
+// to hops levels; "" when none does.
+func (p *Policy) countedBy(ctx context.Context, reader client.Reader, owner *metav1.PartialObjectMetadata, hops int) (string, error) {
 	if hops <= 0 {
-		return false, "", nil
+		return "", nil
 	}
 	parent, err := p.decide(ctx, reader, owner, hops-1)
-	if err != nil || !parent.Managed {
-		return false, "", err
+	switch {
+	case err != nil:
+		return "", err
+	case parent.Managed:
+		return owner.Kind + " " + owner.Name, nil
+	case parent.CountedBy != "":
+		return parent.CountedBy, nil
 	}
-	return true, owner.Kind + " " + owner.Name, nil
+	// Not queued itself: maybe its own parent's, which counts it.
+	above, err := p.countingOwner(ctx, owner)
+	if above == nil || err != nil {
+		return "", err
+	}
+	return p.countedBy(ctx, reader, above, hops-1)
 }
 
 // ReadOwner reads the metadata of the object's controller owner, in the

@@ -102,6 +102,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A kind with a finalizer (Pods) keeps its Workload, finished, until the
 	// object is gone.
 	job := r.Kind.Wrap(obj)
+	if resolver, ok := job.(Resolver); ok {
+		if err := resolver.Resolve(ctx, r.Client); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	deleting := !obj.GetDeletionTimestamp().IsZero()
 	keep := obj.GetUID()
 	if deleting && r.Kind.Finalizer == "" {
@@ -296,6 +301,10 @@ func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) 
 		return ctrl.Result{}, err
 	}
 	wl, err := newWorkload(ctx, r.APIReader, r.Kind, job, queue, r.LabelKeysToCopy)
+	if errors.Is(err, ErrPodSetsNotBuilt) {
+		ctrl.LoggerFrom(ctx).V(2).Info("waiting for the job's controller to build what its pod sets are read from", "reason", err.Error())
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("can't build the Workload", "error", err.Error())
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWorkloadInvalid, "CreateWorkload", "Can't build the Workload: %v", err)
@@ -320,7 +329,9 @@ func (r *Reconciler) createWorkload(ctx context.Context, job Job, queue string) 
 func (r *Reconciler) syncPendingWorkload(ctx context.Context, job Job, wl *kueue.Workload, queue string) error {
 	podSets, err := job.PodSets()
 	if err != nil {
-		r.Recorder.Eventf(job.Object(), nil, corev1.EventTypeWarning, EventWorkloadInvalid, "UpdateWorkload", "Can't read the pod sets: %v", err)
+		if !errors.Is(err, ErrPodSetsNotBuilt) {
+			r.Recorder.Eventf(job.Object(), nil, corev1.EventTypeWarning, EventWorkloadInvalid, "UpdateWorkload", "Can't read the pod sets: %v", err)
+		}
 		return nil
 	}
 	if samePodSets(wl.Spec.PodSets, podSets) && string(wl.Spec.QueueName) == queue {
@@ -373,7 +384,8 @@ func (r *Reconciler) adoptPrebuilt(ctx context.Context, job Job, name string) (*
 	return wl, ctrl.Result{}, nil
 }
 
-// start runs an admitted job with what admission decided, in one update.
+// start runs an admitted job with what admission decided, in one update
+// (two for a job that InjectsWhileSuspended).
 func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) error {
 	obj := job.Object()
 	infos, err := PodSetInfos(ctx, r.Client, wl)
@@ -391,6 +403,12 @@ func (r *Reconciler) start(ctx context.Context, job Job, wl *kueue.Workload) err
 	}
 	if wrote, err := r.write(ctx, job); err != nil || !wrote {
 		return err
+	}
+	if u, ok := job.(InjectsWhileSuspended); ok {
+		u.Unsuspend()
+		if _, err := r.write(ctx, job); err != nil {
+			return err
+		}
 	}
 	r.Recorder.Eventf(obj, wl, corev1.EventTypeNormal, EventStarted, "Start", "Admitted by ClusterQueue %s, %s",
 		wl.Status.Admission.ClusterQueue, describeAssignments(wl.Status.Admission))
@@ -477,7 +495,7 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload, que
 	if wait := stopSettle - r.Clock.Since(evicted.LastTransitionTime.Time); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	if gone, err := r.podsGone(ctx, wl.Namespace, job.Object().GetUID()); err != nil || !gone {
+	if gone, err := r.podsGone(ctx, wl.Namespace, job.Object().GetName(), job.Object().GetUID()); err != nil || !gone {
 		return ctrl.Result{RequeueAfter: podsGoneRecheck}, err
 	}
 	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -725,7 +743,7 @@ func (r *Reconciler) deleteWorkloads(ctx context.Context, job types.NamespacedNa
 		if !holdsQuota(wl) {
 			continue // the Workload reconciler lets it go
 		}
-		gone, err := r.podsGone(ctx, wl.Namespace, owner.UID)
+		gone, err := r.podsGone(ctx, wl.Namespace, owner.Name, owner.UID)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -747,11 +765,11 @@ func holdsQuota(wl *kueue.Workload) bool {
 		workload.HasQuotaReservation(wl) && !workload.IsFinished(wl)
 }
 
-func (r *Reconciler) podsGone(ctx context.Context, namespace string, jobUID types.UID) (bool, error) {
+func (r *Reconciler) podsGone(ctx context.Context, namespace, name string, jobUID types.UID) (bool, error) {
 	if r.Kind.PodsGone == nil {
 		return true, nil
 	}
-	return r.Kind.PodsGone(ctx, r.APIReader, namespace, jobUID)
+	return r.Kind.PodsGone(ctx, r.APIReader, namespace, name, jobUID)
 }
 
 // ReleaseWorkload removes the resource-in-use finalizer: nothing of the
@@ -831,16 +849,20 @@ func describeAssignments(adm *kueue.Admission) string {
 	return strings.Join(parts, "; ")
 }
 
-// SetupWithManager watches the kind's objects, the Workloads they own, and
-// the Workloads jobs name as prebuilt before owning them.
+// SetupWithManager watches the kind's objects, the Workloads they own, the
+// Workloads jobs name as prebuilt before owning them, and the objects they
+// run as (RunsAs).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Kind.Group != nil {
 		return r.setupGroupWithManager(mgr)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.Kind.NewObject()).
 		Owns(&kueue.Workload{}).
-		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobsNaming)).
-		Named(strings.ReplaceAll(r.Kind.Framework, "/", "-")).
-		Complete(r)
+		Watches(&kueue.Workload{}, handler.EnqueueRequestsFromMapFunc(r.jobsNaming))
+	if r.Kind.RunsAs != nil {
+		// What the job runs as says its pod sets.
+		b = b.Owns(r.Kind.RunsAs.NewObject())
+	}
+	return b.Named(strings.ReplaceAll(r.Kind.Framework, "/", "-")).Complete(r)
 }

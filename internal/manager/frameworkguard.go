@@ -37,21 +37,36 @@ type frameworkGuard struct {
 	// crds are the refused CustomResourceDefinition names, with the
 	// configuration field that named each.
 	crds map[string]string
-	// awaited are the enabled kinds' CustomResourceDefinition names, with
-	// their framework names; checkServed keeps only those not served.
-	awaited map[string]string
+	// awaited are the CustomResourceDefinition names the enabled kinds
+	// need (their own, and that of the kind they run as), with the
+	// framework names that need each; checkServed keeps only those not
+	// served.
+	awaited map[string][]string
 }
 
 func newFrameworkGuard(frameworks []string, registrations []integration.Registration) *frameworkGuard {
-	g := &frameworkGuard{crds: map[string]string{}, awaited: map[string]string{}}
+	g := &frameworkGuard{crds: map[string]string{}, awaited: map[string][]string{}}
 	for i, fw := range frameworks {
 		if crd, ok := configapi.NotYetImplementedFrameworks[fw]; ok {
 			g.crds[crd] = fmt.Sprintf("integrations.frameworks[%d] (%s)", i, fw)
 		}
 	}
+	crdOf := map[schema.GroupVersionKind]string{}
 	for _, r := range registrations {
-		if r.CRD != "" && slices.Contains(frameworks, r.Framework) {
-			g.awaited[r.CRD] = r.Framework
+		crdOf[r.GVK] = r.CRD
+	}
+	for _, r := range registrations {
+		if !slices.Contains(frameworks, r.Framework) {
+			continue
+		}
+		needs := []string{r.CRD}
+		if r.Queued != nil && r.Queued.RunsAs != nil {
+			needs = append(needs, crdOf[r.Queued.RunsAs.GVK])
+		}
+		for _, crd := range needs {
+			if crd != "" {
+				g.awaited[crd] = append(g.awaited[crd], r.Framework)
+			}
 		}
 	}
 	return g
@@ -59,8 +74,8 @@ func newFrameworkGuard(frameworks []string, registrations []integration.Registra
 
 // refusal is the error for a served kind.
 func (g *frameworkGuard) refusal(crd string) error {
-	if fw, ok := g.awaited[crd]; ok {
-		return fmt.Errorf("the cluster now serves %s: restarting to queue the jobs of integration %s", crd, fw)
+	if fws, ok := g.awaited[crd]; ok {
+		return fmt.Errorf("the cluster now serves %s: restarting to queue the jobs of integration %s", crd, strings.Join(fws, ", "))
 	}
 	return fmt.Errorf("%s: sluice does not implement this framework yet and the cluster serves %s: its jobs would run outside quota; remove it from the configuration (or the CustomResourceDefinition from the cluster)",
 		g.crds[crd], crd)
@@ -84,11 +99,13 @@ func (g *frameworkGuard) checkServed(mapper meta.RESTMapper) (map[string]bool, e
 		served, err := isServed(mapper, crd)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("checking whether the cluster serves %s for integration %s: %w", crd, g.awaited[crd], err)
+			return nil, fmt.Errorf("checking whether the cluster serves %s for integration %s: %w", crd, strings.Join(g.awaited[crd], ", "), err)
 		case served:
 			delete(g.awaited, crd)
 		default:
-			awaited[g.awaited[crd]] = true
+			for _, fw := range g.awaited[crd] {
+				awaited[fw] = true
+			}
 		}
 	}
 	return awaited, nil

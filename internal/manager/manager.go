@@ -107,6 +107,10 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{*cfg.Namespace: {}}},
 			&corev1.Pod{}:    {Label: labels.SelectorFromSet(labels.Set{kueue.ManagedLabel: "true"})},
 		}, DefaultTransform: cache.TransformStripManagedFields()},
+		// Kinds whose Go types sluice can't compile against (TrainJobs)
+		// are read as unstructured objects: from the cache too, like the
+		// typed ones.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		LeaderElection:             *le.LeaderElect,
 		LeaderElectionID:           le.ResourceName,
 		LeaderElectionNamespace:    le.ResourceNamespace,

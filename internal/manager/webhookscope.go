@@ -99,12 +99,12 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 		if template == nil {
 			template = e.client
 		}
-		fw, isIntegration := config.FrameworkOfWebhook(*e.name)
+		isIntegration, enabled := s.entryEnabled(*e.name)
 		if !isIntegration {
 			out = append(out, live[i])
 			continue
 		}
-		if !s.enabled[fw] {
+		if !enabled {
 			changed = true
 			continue
 		}
@@ -117,8 +117,7 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 	for i := range generated {
 		w := generated[i]
 		e := view(&w)
-		fw, isIntegration := config.FrameworkOfWebhook(*e.name)
-		if !isIntegration || !s.enabled[fw] || seen[*e.name] {
+		if _, enabled := s.entryEnabled(*e.name); !enabled || seen[*e.name] {
 			continue
 		}
 		if template == nil {
@@ -132,6 +131,14 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 		changed = true
 	}
 	return out, changed, nil
+}
+
+// entryEnabled tells whether a webhook entry is an integration's, and
+// whether one of the integrations that need it is enabled (a JobSet's is
+// needed by the kinds that run as JobSets too).
+func (s webhookScope) entryEnabled(name string) (isIntegration, enabled bool) {
+	frameworks, isIntegration := config.FrameworksOfWebhook(name)
+	return isIntegration, slices.ContainsFunc(frameworks, func(fw string) bool { return s.enabled[fw] })
 }
 
 // pointLike makes a generated entry's client config reach the same server

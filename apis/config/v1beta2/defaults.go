@@ -45,6 +45,7 @@ const (
 	FrameworkRayService             = "ray.io/rayservice"
 	FrameworkLeaderWorkerSet        = "leaderworkerset.x-k8s.io/leaderworkerset"
 	FrameworkMPIJob                 = "kubeflow.org/mpijob"
+	FrameworkTrainJob               = "trainer.kubeflow.org/trainjob"
 	defaultTransformationStrategy   = Retain
 	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/integration/pod"
 	"github.com/sluicehq/sluice/internal/integration/ray"
 	"github.com/sluicehq/sluice/internal/integration/statefulset"
+	"github.com/sluicehq/sluice/internal/integration/trainjob"
 )
 
 // All are the registered kinds.
@@ -32,6 +33,7 @@ func All() []integration.Registration {
 		ray.ServiceRegistration,
 		leaderworkerset.Registration,
 		mpijob.Registration,
+		trainjob.Registration,
 	}
 }
 

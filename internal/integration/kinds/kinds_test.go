@@ -102,3 +102,27 @@ func TestEveryKindIsQueuedOneWay(t *testing.T) {
 		}
 	}
 }
+
+// The kinds that run as a JobSet keep the JobSet webhooks on: those keep
+// such a JobSet within its job's admission, and the Helm chart renders
+// them for config.RunsAsJobSetFrameworks.
+func TestRunsAsJobSetFrameworksAreTheRegistrys(t *testing.T) {
+	var runsAsJobSet []string
+	for _, r := range All() {
+		if r.Queued != nil && r.Queued.RunsAs != nil {
+			if r.Queued.RunsAs.GVK.GroupKind().String() != "JobSet.jobset.x-k8s.io" {
+				t.Errorf("%s runs as %s: only JobSet's webhooks keep what a job runs as within its admission", r.Framework, r.Queued.RunsAs.GVK)
+			}
+			runsAsJobSet = append(runsAsJobSet, r.Framework)
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(runsAsJobSet)), slices.Sorted(slices.Values(config.RunsAsJobSetFrameworks))) {
+		t.Errorf("kinds that run as a JobSet %v, config.RunsAsJobSetFrameworks %v", runsAsJobSet, config.RunsAsJobSetFrameworks)
+	}
+	for _, fw := range config.RunsAsJobSetFrameworks {
+		frameworks, _ := config.FrameworksOfWebhook("mjobset.kueue.x-k8s.io")
+		if !slices.Contains(frameworks, fw) {
+			t.Errorf("%s does not turn the JobSet webhook on", fw)
+		}
+	}
+}

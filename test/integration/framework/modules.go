@@ -12,17 +12,43 @@ import (
 // ModuleDir is where a module sluice requires sits in the module cache
 // (go list, offline: the build already downloaded it).
 func ModuleDir(module string) (string, error) {
+	return moduleDirIn("", module)
+}
+
+// crdModules is the module (hack/crds) that requires the projects whose
+// CustomResourceDefinitions the tests install but whose Go packages sluice
+// can't be built with; `make crd-modules` downloads them.
+const crdModules = "hack/crds"
+
+// moduleDirIn is ModuleDir for a module that the module in the repository
+// folder dir ("": sluice's own) requires.
+func moduleDirIn(dir, module string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, filepath.FromSlash(dir))
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("locating module %s: %w", module, err)
+		return "", fmt.Errorf("locating module %s (required by %s): %w", module, cmd.Dir, err)
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		return "", fmt.Errorf("module %s is not downloaded: run make crd-modules", module)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// InstallTrainerCRDs installs the Kubeflow trainer's
+// CustomResourceDefinitions (TrainJob, TrainingRuntime,
+// ClusterTrainingRuntime), as published in its module, and waits until
+// they are served.
+func (c *Cluster) InstallTrainerCRDs() error {
+	dir, err := moduleDirIn(crdModules, "github.com/kubeflow/trainer/v2")
+	if err != nil {
+		return err
+	}
+	return c.installCRDs("github.com/kubeflow/trainer/v2", filepath.Join(dir, "manifests", "base", "crds"))
 }
 
 // InstallProvisioningRequestCRD installs the autoscaler's
@@ -45,7 +71,11 @@ func (c *Cluster) InstallModuleCRDs(module, folder string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := envtest.InstallCRDs(c.RestConfig, envtest.CRDInstallOptions{Paths: []string{filepath.Join(dir, filepath.FromSlash(folder))}}); err != nil {
+	return c.installCRDs(module, filepath.Join(dir, filepath.FromSlash(folder)))
+}
+
+func (c *Cluster) installCRDs(module, path string) error {
+	if _, err := envtest.InstallCRDs(c.RestConfig, envtest.CRDInstallOptions{Paths: []string{path}}); err != nil {
 		return fmt.Errorf("installing the CustomResourceDefinitions of %s: %w", module, err)
 	}
 	return nil

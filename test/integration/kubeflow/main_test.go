@@ -1,6 +1,10 @@
-// Package kubeflow tests the Kubeflow MPIJob integration on a real API
-// server with the MPI operator's CustomResourceDefinition from its module.
-// There is no MPI operator here: tests write the status it would.
+// Package kubeflow tests the Kubeflow integrations, MPIJob and TrainJob, on
+// a real API server with the CustomResourceDefinitions of the MPI
+// operator, the trainer and JobSet (what a TrainJob runs as) from their
+// modules. There is no MPI operator, trainer nor JobSet controller here:
+// tests write what they would (statuses; the JobSet the trainer builds).
+// JobSet's own integration is off: a TrainJob's JobSet is kept within its
+// admission and its Jobs are left to it all the same.
 package kubeflow
 
 import (
@@ -17,9 +21,15 @@ var cluster *framework.Cluster
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunSuitePrepared(m, &cluster, manager.Options{EnableWebhooks: true},
 		func(c *framework.Cluster) error {
-			return c.InstallModuleCRDs("github.com/kubeflow/mpi-operator", "manifests/base")
+			if err := c.InstallModuleCRDs("github.com/kubeflow/mpi-operator", "manifests/base"); err != nil {
+				return err
+			}
+			if err := c.InstallJobSetCRD(); err != nil {
+				return err
+			}
+			return c.InstallTrainerCRDs()
 		},
 		func(cfg *configapi.Configuration) {
-			cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkMPIJob}
+			cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkMPIJob, configapi.FrameworkTrainJob}
 		}))
 }
