@@ -137,14 +137,14 @@ func (t *TrainJob) setSuspend(suspend bool) {
 }
 
 // PodSets are the pod sets of the JobSet the trainer built: one per
-// replicated Job. While the TrainJob is suspended without sluice's runtime
-// patch, a JobSet that still carries what sluice injected is one the
-// trainer has not rebuilt yet, and says nothing of the next run.
+// replicated Job. While the TrainJob has no admission injected, a JobSet
+// that still carries the last one is one the trainer has not rebuilt yet,
+// and says nothing of the next run.
 func (t *TrainJob) PodSets() ([]kueue.PodSet, error) {
 	if t.jobSet == nil {
 		return nil, fmt.Errorf("%w: the trainer has not created JobSet %s for the TrainJob yet", integration.ErrPodSetsNotBuilt, t.GetName())
 	}
-	if _, patched := sluicePatchIndex(t.Unstructured); !patched && carriesInjection(t.jobSet) {
+	if !hasAdmission(t.Unstructured) && carriesAdmission(t.jobSet) {
 		return nil, fmt.Errorf("%w: JobSet %s still runs with what the last admission injected; the trainer has not rebuilt it yet", integration.ErrPodSetsNotBuilt, t.GetName())
 	}
 	podSets, errs := jobset.PodSets(t.jobSet)
@@ -154,11 +154,11 @@ func (t *TrainJob) PodSets() ([]kueue.PodSet, error) {
 	return podSets, nil
 }
 
-// carriesInjection tells whether a pod template of the JobSet has the
-// podset label every admission injects.
-func carriesInjection(js *jobsetapi.JobSet) bool {
+// carriesAdmission tells whether a pod template of the JobSet was built
+// with an admission injected.
+func carriesAdmission(js *jobsetapi.JobSet) bool {
 	for i := range js.Spec.ReplicatedJobs {
-		if _, ok := js.Spec.ReplicatedJobs[i].Template.Spec.Template.Labels[kueue.PodSetLabel]; ok {
+		if _, ok := js.Spec.ReplicatedJobs[i].Template.Spec.Template.Annotations[admittedAnnotation]; ok {
 			return true
 		}
 	}
@@ -166,7 +166,7 @@ func carriesInjection(js *jobsetapi.JobSet) bool {
 }
 
 // Originals: what Run changes is sluice's runtime patch alone, which
-// Restore takes off whole; there is nothing per pod set to remember (an
+// Restore puts back at rest; there is nothing per pod set to remember (an
 // empty list, not nil: the TrainJob is restored, not deleted).
 func (t *TrainJob) Originals() []integration.PodSetInfo { return []integration.PodSetInfo{} }
 
@@ -176,9 +176,9 @@ func (t *TrainJob) Run(infos []integration.PodSetInfo) error {
 	return setSluicePatch(t.Unstructured, infos)
 }
 
-// Restore takes sluice's runtime patch off.
+// Restore takes admission out of sluice's runtime patch.
 func (t *TrainJob) Restore([]integration.PodSetInfo) bool {
-	return removeSluicePatch(t.Unstructured)
+	return restSluicePatch(t.Unstructured)
 }
 
 // conditions are the TrainJob's status conditions; ones that don't decode

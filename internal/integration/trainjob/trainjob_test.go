@@ -80,7 +80,7 @@ func TestPodSetsAreTheJobSetsTheTrainerBuilt(t *testing.T) {
 func TestAJobSetStillInjectedIsNotBuiltYet(t *testing.T) {
 	job := newTrainJob(t, suspendedJob)
 	js := jobSetOf(job, 2)
-	js.Spec.ReplicatedJobs[0].Template.Spec.Template.Labels = map[string]string{kueue.PodSetLabel: "node"}
+	js.Spec.ReplicatedJobs[0].Template.Spec.Template.Annotations = map[string]string{admittedAnnotation: "true"}
 	resolved(t, job, js)
 	if _, err := job.PodSets(); !errors.Is(err, integration.ErrPodSetsNotBuilt) {
 		t.Fatalf("%v, want ErrPodSetsNotBuilt", err)
@@ -93,7 +93,7 @@ func TestAJobSetStillInjectedIsNotBuiltYet(t *testing.T) {
 	}
 }
 
-func TestRunWritesSluicesPatchAndRestoreTakesItOff(t *testing.T) {
+func TestRunWritesSluicesPatchAndRestorePutsItAtRest(t *testing.T) {
 	job := newTrainJob(t, suspendedJob)
 	infos := []integration.PodSetInfo{{Name: "node", Labels: map[string]string{kueue.PodSetLabel: "node"},
 		NodeSelector: map[string]string{"pool": "spot"}, Tolerations: []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}}}
@@ -122,11 +122,26 @@ func TestRunWritesSluicesPatchAndRestoreTakesItOff(t *testing.T) {
 	if job.IsSuspended() {
 		t.Fatal("Unsuspend left it suspended")
 	}
-	if !job.Restore(nil) {
-		t.Fatal("Restore found no patch to take off")
+	if !hasAdmission(job.Unstructured) {
+		t.Fatal("sluice's patch does not say it injects an admission")
 	}
-	if left := runtimePatches(job.Unstructured); len(left) != 1 || left[0].(map[string]any)["manager"] != "example.com/tenant" {
-		t.Fatalf("after Restore: %v, want the tenant's patch alone", left)
+	if !job.Restore(nil) {
+		t.Fatal("Restore found no admission to take out")
+	}
+	if hasAdmission(job.Unstructured) {
+		t.Fatal("after Restore, sluice's patch still injects an admission")
+	}
+	left := runtimePatches(job.Unstructured)
+	if len(left) != 2 || left[0].(map[string]any)["manager"] != "example.com/tenant" {
+		t.Fatalf("after Restore: %v, want the tenant's patch first", left)
+	}
+	// At rest, sluice's patch keeps only the podset label: the trainer's
+	// apply must not empty the pod template's metadata.
+	rest, _, _ := unstructured.NestedSlice(left[1].(map[string]any), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	metadata, _, _ := unstructured.NestedMap(rest[0].(map[string]any), "template", "spec", "template", "metadata")
+	podSpec, _, _ := unstructured.NestedMap(rest[0].(map[string]any), "template", "spec", "template", "spec")
+	if len(metadata) != 1 || len(podSpec) != 0 || metadata["labels"].(map[string]any)[kueue.PodSetLabel] != "node" {
+		t.Errorf("sluice's patch at rest: metadata %v, spec %v; want the podset label alone", metadata, podSpec)
 	}
 	if job.Restore(nil) {
 		t.Error("a second Restore changed something")

@@ -124,4 +124,3 @@ func childJob(js *jobsetapi.JobSet, rj string, index int) *batchv1.Job {
 	j.Spec.Suspend = js.Spec.Suspend
 	return j
 }
-

@@ -164,10 +164,23 @@ func sluicePatch(job *unstructured.Unstructured) map[string]any {
 	return nil
 }
 
-// trainJobRuns: unsuspended by sluice, with its runtime patch on.
+// injectsAdmission tells whether sluice's runtime patch injects an
+// admission (rather than rests).
+func injectsAdmission(job *unstructured.Unstructured) bool {
+	rjobs, _, _ := unstructured.NestedSlice(sluicePatch(job), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	for _, rj := range rjobs {
+		if admitted, _, _ := unstructured.NestedString(rj.(map[string]any), "template", "spec", "template", "metadata", "annotations", "sluice.dev/admitted"); admitted == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// trainJobRuns: unsuspended by sluice, with an admission in its runtime
+// patch.
 func trainJobRuns(job *unstructured.Unstructured) error {
-	if trainJobSuspended(job) || sluicePatch(job) == nil {
-		return fmt.Errorf("suspended %v, sluice's patch %v", trainJobSuspended(job), sluicePatch(job) != nil)
+	if trainJobSuspended(job) || !injectsAdmission(job) {
+		return fmt.Errorf("suspended %v, admission injected %v", trainJobSuspended(job), injectsAdmission(job))
 	}
 	return nil
 }

@@ -96,9 +96,9 @@ func TestTrainJobWhoseRuntimeGrewAfterAdmissionDoesNotRunBeyondIt(t *testing.T) 
 		t.Fatal("the JobSet rebuilt with 3 nodes for an admission of 2 ran")
 	}
 	cluster.WaitWorkload(t, wl, "to be evicted as changed", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, integration.EvictedReasonJobChanged))
-	waitTrainJob(t, job, "to be stopped and its patch taken off", func(u *unstructured.Unstructured) error {
-		if !trainJobSuspended(u) || sluicePatch(u) != nil {
-			return fmt.Errorf("suspended %v, sluice's patch %v", trainJobSuspended(u), sluicePatch(u) != nil)
+	waitTrainJob(t, job, "to be stopped and its admission taken out", func(u *unstructured.Unstructured) error {
+		if !trainJobSuspended(u) || injectsAdmission(u) {
+			return fmt.Errorf("suspended %v, admission injected %v", trainJobSuspended(u), injectsAdmission(u))
 		}
 		return nil
 	})
@@ -112,8 +112,9 @@ func TestTrainJobWhoseRuntimeGrewAfterAdmissionDoesNotRunBeyondIt(t *testing.T) 
 }
 
 // An evicted TrainJob is suspended; once the trainer suspended its JobSet,
-// sluice's runtime patch comes off and the quota is given back.
-func TestEvictedTrainJobIsSuspendedAndItsPatchTakenOff(t *testing.T) {
+// the admission comes out of sluice's runtime patch and the quota is given
+// back.
+func TestEvictedTrainJobIsSuspendedAndItsAdmissionTakenOut(t *testing.T) {
 	job, wl, _ := startedTrainJob(t, "3")
 	framework.Update(t, cluster.Client, wl, func() { wl.Spec.Active = ptr.To(false) })
 	waitTrainJob(t, job, "to be suspended", func(u *unstructured.Unstructured) error {
@@ -122,7 +123,7 @@ func TestEvictedTrainJobIsSuspendedAndItsPatchTakenOff(t *testing.T) {
 		}
 		return nil
 	})
-	// Its JobSet still runs: the quota stays held, the patch stays on.
+	// Its JobSet still runs: the quota stays held, the admission stays in.
 	current := cluster.WaitWorkload(t, wl, "to be evicted", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue, ""))
 	if current.Status.Admission == nil {
 		t.Fatal("the quota was given back while the TrainJob's JobSet runs")
@@ -134,9 +135,9 @@ func TestEvictedTrainJobIsSuspendedAndItsPatchTakenOff(t *testing.T) {
 		}
 		return nil
 	})
-	stopped := waitTrainJob(t, job, "to have sluice's patch taken off", func(u *unstructured.Unstructured) error {
-		if sluicePatch(u) != nil {
-			return fmt.Errorf("sluice's patch is still on")
+	stopped := waitTrainJob(t, job, "to have the admission taken out of sluice's patch", func(u *unstructured.Unstructured) error {
+		if injectsAdmission(u) {
+			return fmt.Errorf("sluice's patch still injects the admission")
 		}
 		return nil
 	})
