@@ -37,7 +37,10 @@ BENCH       ?= baseline
 ADDONS_DIR  := hack/addons
 ADDONS_MOD  := $(ADDONS_DIR)/go.mod $(ADDONS_DIR)/go.sum
 ADDONS_BIN  := $(K8S_BIN)/addons
-DEV_WITH    ?= jobset,lws
+# The Kubeflow trainer pins Kubernetes libraries of its own: a module apart.
+TRAINER_DIR := hack/trainer
+TRAINER_MOD := $(TRAINER_DIR)/go.mod $(TRAINER_DIR)/go.sum
+DEV_WITH    ?= jobset,lws,trainer
 KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
@@ -54,7 +57,7 @@ DIST        := $(CURDIR)/dist
 RELEASE     := go run ./hack/release
 
 .PHONY: image image-push release helm chromium
-.PHONY: addons crd-modules
+.PHONY: addons
 .PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
@@ -91,24 +94,28 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 	@echo ">> building kwok from Go modules"
 	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-## addons: the JobSet and LeaderWorkerSet controllers, built from their own modules (hack/addons) with their CRDs and webhook configurations beside them
-addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller
+## addons: the JobSet, LeaderWorkerSet and Kubeflow trainer controllers, built from their own modules (hack/addons, hack/trainer) with their CRDs and webhook configurations beside them
+addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller
 
-# build-addon: $(1) the module, $(2) its main package, $(3) its CRD folder
-# and $(4) its webhook kustomization, both inside the module.
+# build-addon: $(1) the folder of the module that pins it, $(2) the
+# project's module, $(3) its main package, $(4) its CRD folder and $(5) its
+# webhook kustomization, both inside the project's module.
 define build-addon
-	@echo ">> building $(2) from its module (hack/addons): about 5 minutes on a cold Go build cache"
-	cd $(ADDONS_DIR) && go build -ldflags='-s -w' -o $@.tmp $(2)
-	dir="$$(cd $(ADDONS_DIR) && go list -m -f '{{.Dir}}' $(1))" && rm -rf $(@D)/crds && mkdir -p $(@D)/crds && \
-	  cp "$$dir"/$(3)/*.yaml $(@D)/crds/ && $(K8S_BIN)/kubectl kustomize "$$dir/$(4)" > $(@D)/webhooks.yaml
+	@echo ">> building $(3) from its module ($(1)): about 5 minutes on a cold Go build cache"
+	cd $(1) && go build -ldflags='-s -w' -o $@.tmp $(3)
+	dir="$$(cd $(1) && go list -m -f '{{.Dir}}' $(2))" && rm -rf $(@D)/crds && mkdir -p $(@D)/crds && \
+	  cp "$$dir"/$(4)/*.yaml $(@D)/crds/ && $(K8S_BIN)/kubectl kustomize "$$dir/$(5)" > $(@D)/webhooks.yaml
 	mv $@.tmp $@
 endef
 
 $(ADDONS_BIN)/jobset/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,sigs.k8s.io/jobset,sigs.k8s.io/jobset,config/components/crd/bases,config/components/webhook)
+	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/jobset,sigs.k8s.io/jobset,config/components/crd/bases,config/components/webhook)
 
 $(ADDONS_BIN)/lws/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,sigs.k8s.io/lws,sigs.k8s.io/lws/cmd,config/crd/bases,config/webhook)
+	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/lws,sigs.k8s.io/lws/cmd,config/crd/bases,config/webhook)
+
+$(ADDONS_BIN)/trainer/controller: $(TRAINER_MOD) $(K8S_BIN)/kubectl
+	$(call build-addon,$(TRAINER_DIR),github.com/kubeflow/trainer/v2,github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager,manifests/base/crds,manifests/base/webhook)
 
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:
@@ -165,19 +172,15 @@ release: image helm
 	$(HELM) package $(BIN)/chart/sluice --destination $(DIST)
 	@ls -l $(DIST)
 
-## crd-modules: download the modules whose CustomResourceDefinitions the tests install but sluice can't compile against (hack/crds)
-crd-modules:
-	cd hack/crds && go mod download github.com/kubeflow/trainer/v2
-
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools addons helm image chromium crd-modules $(KUEUE_BENCH_BIN)/kubectl-kueue
+test: tools addons helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 test-unit:
 	go test $(GO_TEST_FLAGS) $(RACE) ./apis/... ./internal/... ./cmd/... ./config/...
 
-test-integration: tools helm crd-modules
+test-integration: tools helm addons
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) ./test/integration/...
 
 ## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK): about 40 minutes, 18 without the soak

@@ -31,11 +31,20 @@ type Process struct {
 
 // Start runs binary with args, writing its output to logPath.
 func Start(name, binary string, args []string, logPath string) (*Process, error) {
+	return StartWithEnv(name, binary, args, nil, logPath)
+}
+
+// StartWithEnv is Start with env ("KEY=value") added to this process's
+// environment.
+func StartWithEnv(name, binary string, args, env []string, logPath string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
 	}
 	cmd := exec.Command(binary, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()

@@ -45,14 +45,26 @@ type addon struct {
 	// framework is the integration that queues the addon's kind.
 	framework string
 	// configAPIVersion is the apiVersion of the controller's
-	// Configuration file (both projects follow the kubebuilder layout).
+	// Configuration file (the projects follow the kubebuilder layout).
 	configAPIVersion string
+	// certManagementField is the Configuration field that turns the
+	// controller's own certificate management off.
+	certManagementField string
+	// needs are the addons whose kinds the addon's controller creates (the
+	// trainer runs TrainJobs as JobSets).
+	needs []string
+	// certsFromTempDir: the Configuration has no webhook certificate
+	// folder (the trainer's); the controller reads controller-runtime's
+	// default, under its TMPDIR.
+	certsFromTempDir bool
 }
 
 // knownAddons are what --with takes.
 var knownAddons = []addon{
-	{name: "jobset", framework: configapi.FrameworkJobSet, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1"},
-	{name: "lws", framework: configapi.FrameworkLeaderWorkerSet, configAPIVersion: "config.lws.x-k8s.io/v1alpha1"},
+	{name: "jobset", framework: configapi.FrameworkJobSet, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "lws", framework: configapi.FrameworkLeaderWorkerSet, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "trainer", framework: configapi.FrameworkTrainJob, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
+		needs: []string{"jobset"}, certsFromTempDir: true},
 }
 
 func addonNames() string {
@@ -86,6 +98,13 @@ func parseAddons(names []string, assets string) ([]addon, error) {
 			}
 		}
 		out = append(out, a)
+	}
+	for _, a := range out {
+		for _, need := range a.needs {
+			if !slices.ContainsFunc(out, func(o addon) bool { return o.name == need }) {
+				return nil, fmt.Errorf("--with %s needs %s too: its controller creates %s's kind", a.name, need, need)
+			}
+		}
 	}
 	return out, nil
 }
@@ -139,14 +158,24 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 	if err != nil {
 		return componentSpec{}, err
 	}
+	webhook := map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir}
 	cfg := map[string]any{
-		"apiVersion":             a.configAPIVersion,
-		"kind":                   "Configuration",
-		"leaderElection":         map[string]any{"leaderElect": false},
-		"internalCertManagement": map[string]any{"enable": false},
-		"webhook":                map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir},
-		"metrics":                map[string]any{"bindAddress": "0"},
-		"health":                 map[string]any{"healthProbeBindAddress": probe},
+		"apiVersion":          a.configAPIVersion,
+		"kind":                "Configuration",
+		"leaderElection":      map[string]any{"leaderElect": false},
+		a.certManagementField: map[string]any{"enable": false},
+		"webhook":             webhook,
+		"metrics":             map[string]any{"bindAddress": "0"},
+		"health":              map[string]any{"healthProbeBindAddress": probe},
+	}
+	var env []string
+	if a.certsFromTempDir {
+		tmp, err := tempDirWithCerts(filepath.Join(f.dataDir, a.componentName()+"-tmp"), serving.certDir)
+		if err != nil {
+			return componentSpec{}, fmt.Errorf("the %s webhook certificates: %w", a.name, err)
+		}
+		delete(webhook, "certDir")
+		env = []string{"TMPDIR=" + tmp}
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -160,8 +189,29 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 		name:   a.componentName(),
 		binary: a.binary(f.assets),
 		args:   []string{"--kubeconfig=" + f.kubeconfig, "--config=" + path, "--zap-devel=false"},
+		env:    env,
 		health: "http://" + probe + "/readyz",
 	}, nil
+}
+
+// tempDirWithCerts makes tmp a temporary folder whose
+// k8s-webhook-server/serving-certs (controller-runtime's default webhook
+// certificate folder) holds the certificates of certDir.
+func tempDirWithCerts(tmp, certDir string) (string, error) {
+	serving := filepath.Join(tmp, "k8s-webhook-server", "serving-certs")
+	if err := os.MkdirAll(serving, 0o700); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"tls.crt", "tls.key"} {
+		data, err := os.ReadFile(filepath.Join(certDir, name))
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(serving, name), data, 0o600); err != nil {
+			return "", err
+		}
+	}
+	return tmp, nil
 }
 
 // addonWebhooks reads the addon's rendered webhook configurations and

@@ -33,7 +33,7 @@ func TestParseAddons(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].name != "jobset" {
 		t.Fatalf("jobset given twice: got %v, %v; want one addon", got, err)
 	}
-	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws)`) {
+	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer)`) {
 		t.Errorf("unknown name: got %v", err)
 	}
 	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
@@ -41,6 +41,13 @@ func TestParseAddons(t *testing.T) {
 	}
 	if got, err := parseAddons(nil, assets); err != nil || len(got) != 0 {
 		t.Errorf("no --with: got %v, %v", got, err)
+	}
+	builtAddon(t, assets, "trainer", "")
+	if _, err := parseAddons([]string{"trainer"}, assets); err == nil || !strings.Contains(err.Error(), "--with trainer needs jobset too") {
+		t.Errorf("the trainer without JobSet: got %v", err)
+	}
+	if got, err := parseAddons([]string{"trainer", "jobset"}, assets); err != nil || len(got) != 2 {
+		t.Errorf("the trainer with JobSet: got %v, %v", got, err)
 	}
 }
 
@@ -108,7 +115,7 @@ func TestAddonWebhooksPointAtTheLocalServer(t *testing.T) {
 func TestAddonFrameworksAreTurnedOn(t *testing.T) {
 	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}}}
 	withAddonFrameworks(cfg, knownAddons)
-	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet}
+	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet, configapi.FrameworkTrainJob}
 	if strings.Join(cfg.Integrations.Frameworks, ",") != strings.Join(want, ",") {
 		t.Errorf("frameworks: got %v, want %v", cfg.Integrations.Frameworks, want)
 	}

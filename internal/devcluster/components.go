@@ -44,6 +44,8 @@ type componentSpec struct {
 	name   string
 	binary string
 	args   []string
+	// env are variables added to the component's environment.
+	env    []string
 	health string // URL
 }
 
@@ -121,7 +123,7 @@ func kwokSpec(f clusterFiles) (componentSpec, error) {
 
 // startComponent starts spec and waits until its health endpoint answers.
 func startComponent(ctx context.Context, spec componentSpec, logDir string) (*childproc.Process, error) {
-	proc, err := childproc.Start(spec.name, spec.binary, spec.args, filepath.Join(logDir, spec.name+".log"))
+	proc, err := childproc.StartWithEnv(spec.name, spec.binary, spec.args, spec.env, filepath.Join(logDir, spec.name+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		// Kinds whose Go types sluice can't compile against (TrainJobs)
 		// are read as unstructured objects: from the cache too, like the
 		// typed ones.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Client:                     client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		LeaderElection:             *le.LeaderElect,
 		LeaderElectionID:           le.ResourceName,
 		LeaderElectionNamespace:    le.ResourceNamespace,

@@ -21,9 +21,10 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
 
-// The suite's sluice dev runs with --with jobset,lws: the real JobSet and
-// LeaderWorkerSet controllers, built from their modules by `make addons`,
-// serve their webhooks with certificates sluice dev provides.
+// The suite's sluice dev runs with --with jobset,lws,trainer: the real
+// JobSet, LeaderWorkerSet and Kubeflow trainer controllers, built from
+// their modules by `make addons`, serve their webhooks with certificates
+// sluice dev provides.
 
 // oneCPUTemplate is a pod template of one 1-CPU container running for
 // runFor ("" keeps it running).

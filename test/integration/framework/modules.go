@@ -15,10 +15,10 @@ func ModuleDir(module string) (string, error) {
 	return moduleDirIn("", module)
 }
 
-// crdModules is the module (hack/crds) that requires the projects whose
-// CustomResourceDefinitions the tests install but whose Go packages sluice
-// can't be built with; `make crd-modules` downloads them.
-const crdModules = "hack/crds"
+// trainerModule is the module (hack/trainer) that pins the Kubeflow
+// trainer, whose Go packages sluice can't be built with; `make addons`
+// downloads it.
+const trainerModule = "hack/trainer"
 
 // moduleDirIn is ModuleDir for a module that the module in the repository
 // folder dir ("": sluice's own) requires.
@@ -34,7 +34,7 @@ func moduleDirIn(dir, module string) (string, error) {
 		return "", fmt.Errorf("locating module %s (required by %s): %w", module, cmd.Dir, err)
 	}
 	if strings.TrimSpace(string(out)) == "" {
-		return "", fmt.Errorf("module %s is not downloaded: run make crd-modules", module)
+		return "", fmt.Errorf("module %s is not downloaded: run make addons", module)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -44,7 +44,7 @@ func moduleDirIn(dir, module string) (string, error) {
 // ClusterTrainingRuntime), as published in its module, and waits until
 // they are served.
 func (c *Cluster) InstallTrainerCRDs() error {
-	dir, err := moduleDirIn(crdModules, "github.com/kubeflow/trainer/v2")
+	dir, err := moduleDirIn(trainerModule, "github.com/kubeflow/trainer/v2")
 	if err != nil {
 		return err
 	}
