@@ -86,6 +86,10 @@ type Deps struct {
 	// of kinds queued through their Pods ("pod" itself is not in
 	// integrations.frameworks); plain Pods are let through.
 	ParentsPodsOnly bool
+	// Self is the user name the API server knows the manager by: writes
+	// that are sluice's alone (taking a Pod's admission gate off) are
+	// refused from anyone else.
+	Self string
 }
 
 // Setup is a kind's webhook registration; a kind with controllers of its

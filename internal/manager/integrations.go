@@ -46,6 +46,8 @@ type integrations struct {
 	// controllers queue them (they own their Workloads), and sluice treats
 	// them as parents of what they own.
 	external map[schema.GroupKind]schema.GroupVersionKind
+	// self is the user the manager acts as (integration.Deps.Self).
+	self string
 }
 
 func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, awaited map[string]bool) (*integrations, error) {
@@ -130,7 +132,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
 			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
 			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: in.knownOwners(), PodGroupers: groupers,
-			PodGroupSizers: sizers, ParentsPodsOnly: in.parentsPodsOnly,
+			PodGroupSizers: sizers, ParentsPodsOnly: in.parentsPodsOnly, Self: in.self,
 		})
 	}
 	served := in.served()

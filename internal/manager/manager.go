@@ -155,6 +155,9 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 	if err != nil {
 		return nil, err
 	}
+	if in.self, err = selfUser(ctx, restConfig); err != nil {
+		return nil, err
+	}
 	if in.parentsPodsOnly {
 		ctrl.LoggerFrom(ctx).Info("the pod integration is on for the Pods of the kinds queued through their Pods only (\"pod\" is not in integrations.frameworks): plain Pods are not queued")
 	}

@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
-	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // The guards below keep a tenant from getting a Pod past its admission by
@@ -24,50 +24,26 @@ import (
 
 // validateStaysQueued refuses an update that takes a managed Pod out of its
 // queue: the managed label may never go (the reconciler and the manager's
-// cache follow it), and the admission gate only once the Pod's Workload is
-// admitted (sluice itself removes it then).
-func (w *Webhook) validateStaysQueued(ctx context.Context, oldPod, newPod *corev1.Pod) (field.ErrorList, error) {
+// cache follow it), and the admission gate goes only when sluice takes it
+// off, once the Pod's Workload admits that Pod. Anyone else taking it off,
+// even after the Workload was admitted, could start a Pod its admission has
+// no place for (one more member of an admitted group).
+func (w *Webhook) validateStaysQueued(ctx context.Context, oldPod, newPod *corev1.Pod) field.ErrorList {
 	if oldPod.Labels[kueue.ManagedLabel] != "true" {
-		return nil, nil
+		return nil
 	}
 	if newPod.Labels[kueue.ManagedLabel] != "true" {
 		return field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.ManagedLabel),
-			"can't be removed or changed: sluice queues this Pod, and removing the label would let it run outside its queue")}, nil
+			"can't be removed or changed: sluice queues this Pod, and removing the label would let it run outside its queue")}
 	}
 	if !gated(oldPod) || gated(newPod) {
-		return nil, nil
+		return nil
 	}
-	admitted, err := w.workloadAdmitted(ctx, newPod)
-	if err != nil || admitted {
-		return nil, err
+	if req, err := admission.RequestFromContext(ctx); err == nil && req.UserInfo.Username == w.Self {
+		return nil
 	}
 	return field.ErrorList{field.Forbidden(field.NewPath("spec", "schedulingGates"),
-		fmt.Sprintf("the scheduling gate %s can't be removed before the Pod's Workload is admitted: sluice removes it at admission", kueue.AdmissionSchedulingGate))}, nil
-}
-
-// workloadAdmitted tells whether the Workload of a managed Pod (its own, or
-// its group's) is admitted. The manager's cache may lag behind the
-// admission sluice just wrote, so a "no" is read again from the API server.
-func (w *Webhook) workloadAdmitted(ctx context.Context, p *corev1.Pod) (bool, error) {
-	key := client.ObjectKey{Namespace: p.Namespace, Name: integration.WorkloadName(Kind.GVK, p.Name, p.UID)}
-	group := p.Labels[kueue.PodGroupNameLabel]
-	if group != "" {
-		key.Name = group
-	}
-	admitted := func(reader client.Reader) (bool, error) {
-		wl := &kueue.Workload{}
-		if err := reader.Get(ctx, key, wl); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		if group != "" && !isGroupWorkloadOf(wl, group) {
-			return false, nil
-		}
-		return workload.HasQuotaReservation(wl) && workload.IsAdmitted(wl), nil
-	}
-	if ok, err := admitted(w.Reader); ok || err != nil {
-		return ok, err
-	}
-	return admitted(w.OwnerReader)
+		fmt.Sprintf("the scheduling gate %s is sluice's: sluice takes it off when the Pod's Workload admits the Pod", kueue.AdmissionSchedulingGate))}
 }
 
 // isGroupWorkloadOf tells whether a Workload is the one sluice made for the

@@ -57,5 +57,6 @@ func (s *setup) SetupWebhook(mgr ctrl.Manager) error {
 		KnownOwners: s.deps.KnownOwners,
 		Groupers:    s.deps.PodGroupers,
 		ParentsOnly: s.deps.ParentsPodsOnly,
+		Self:        s.deps.Self,
 	})
 }

@@ -55,6 +55,9 @@ type Webhook struct {
 	// pod-suspending-parent): the pod integration is on for the kinds
 	// queued through their Pods, not for plain Pods.
 	ParentsOnly bool
+	// Self is the user the manager acts as: the only one that may take a
+	// queued Pod's admission gate off.
+	Self string
 }
 
 // SetupWebhook registers both webhooks of Pods.
@@ -211,11 +214,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldPod, newPod *corev1.Pod
 		return nil, nil
 	}
 	errs := append(validateStandalone(newPod), validateGroup(newPod)...)
-	queued, err := w.validateStaysQueued(ctx, oldPod, newPod)
-	if err != nil {
-		return nil, err
-	}
-	errs = append(errs, queued...)
+	errs = append(errs, w.validateStaysQueued(ctx, oldPod, newPod)...)
 	errs = append(errs, validateSameRequests(oldPod, newPod)...)
 	if oldPod.Labels[kueue.PodGroupNameLabel] != newPod.Labels[kueue.PodGroupNameLabel] {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.PodGroupNameLabel), "is immutable"))

@@ -342,3 +342,18 @@ func (c *Cluster) CreateWithWarnings(t testing.TB, obj client.Object) []string {
 	defer rec.mu.Unlock()
 	return slices.Clone(rec.warnings)
 }
+
+// TenantClient is a client that acts as a tenant: a user other than the
+// manager (which runs as the cluster's admin here), with every right. What
+// sluice allows only itself (taking a Pod's admission gate off) is refused
+// to it.
+func (c *Cluster) TenantClient(t testing.TB) client.Client {
+	t.Helper()
+	config := rest.CopyConfig(c.RestConfig)
+	config.Impersonate = rest.ImpersonationConfig{UserName: "tenant", Groups: []string{"system:masters"}}
+	tenant, err := client.New(config, client.Options{Scheme: c.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tenant
+}

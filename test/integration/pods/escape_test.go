@@ -37,15 +37,16 @@ func expectRefused(t *testing.T, err error, field string) {
 }
 
 // tryUpdate applies mutate to the latest version of the Pod and returns
-// what the API server answers.
+// what the API server answers. It acts as a tenant, not as sluice.
 func tryUpdate(t *testing.T, p *corev1.Pod, mutate func(*corev1.Pod)) error {
 	t.Helper()
+	tenant := cluster.TenantClient(t)
 	current := &corev1.Pod{}
-	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(p), current); err != nil {
+	if err := tenant.Get(context.Background(), client.ObjectKeyFromObject(p), current); err != nil {
 		t.Fatal(err)
 	}
 	mutate(current)
-	return cluster.Client.Update(context.Background(), current)
+	return tenant.Update(context.Background(), current)
 }
 
 // A waiting Pod's owner can't take it out of its queue: neither the managed
@@ -187,6 +188,21 @@ func TestExtraPodDoesNotRunOnAGroupsAdmission(t *testing.T) {
 		}
 		return nil
 	})
+	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The admission gate of a Pod beyond its group's admission can't be taken
+// off by hand: the group's Workload is admitted, but not for that Pod.
+func TestExtraGroupPodCannotBeUngatedByHand(t *testing.T) {
+	ns, _ := newQueue(t, "2")
+	group := cluster.Unique("group")
+	pods := createGroup(t, ns, group, 2, nil)
+	waitAllUngated(t, pods)
+	extra := groupPod(ns, group, 2)
+	cluster.MustCreate(t, extra)
+	expectRefused(t, tryUpdate(t, extra, func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }), "spec.schedulingGates")
 	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
 		t.Fatal(err)
 	}
