@@ -74,6 +74,16 @@ type Kind struct {
 	// reference to any other queued kind (a Job naming a Job as its
 	// controller) exempts nothing.
 	Children []schema.GroupKind
+	// Makes, when set, tells whether child, an object of one of Children
+	// that names parent as its controller, is one the kind's controller
+	// makes for parent, no larger than parent's Workload counts it (a
+	// JobSet's Job is named for a replica of one of its replicated Jobs,
+	// with that replicated Job's pods). An object that fails it is judged
+	// as if it had no owner: naming a queued object as its controller
+	// exempts nothing the object's Workload does not count. nil: its
+	// controller's name for each child can't be told (a Pod's), and owning
+	// is enough.
+	Makes func(parent, child client.Object) bool
 	// Remote, when set, lets MultiKueue dispatch the kind's jobs to worker
 	// clusters.
 	Remote RemoteAdapter

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/workload"
 )
 
 // Started tells whether sluice started the job and it still runs: it
@@ -63,4 +64,29 @@ func SuspendIfGrown(old, updated Job) {
 	if err != nil || Grew(before, after) {
 		updated.Suspend()
 	}
+}
+
+// SamePodRequests tells whether two pod specs ask for the same resources
+// per pod (their effective requests: containers, init containers and
+// overhead), whatever their containers' names and order.
+func SamePodRequests(a, b *corev1.PodSpec) bool {
+	return equality.Semantic.DeepEqual(workload.PodRequests(a), workload.PodRequests(b))
+}
+
+// FitsWithin tells whether pod sets ask for no more than allowed, pod set
+// by pod set of the same name: none that allowed lacks, no more pods, the
+// same requests per pod. A controller's child object built from its
+// parent's templates fits within the parent's pod sets.
+func FitsWithin(podSets, allowed []kueue.PodSet) bool {
+	limit := map[kueue.PodSetReference]*kueue.PodSet{}
+	for i := range allowed {
+		limit[allowed[i].Name] = &allowed[i]
+	}
+	for i := range podSets {
+		l, ok := limit[podSets[i].Name]
+		if !ok || podSets[i].Count > l.Count || !SamePodRequests(&podSets[i].Template.Spec, &l.Template.Spec) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +40,13 @@ type Policy struct {
 	// runsAsParents are, by the kind of object they run as (RunsAs), the
 	// enabled kinds whose jobs run as one.
 	runsAsParents map[schema.GroupKind]Kind
+	// parents are the enabled kinds and the kinds they run as, by kind:
+	// how to read one, and what it Makes.
+	parents map[schema.GroupKind]Kind
+	// known are every registered queued kind, enabled or not: what one
+	// makes is known even where sluice does not queue it, for the owner
+	// walks that pass through it.
+	known map[schema.GroupKind]Kind
 	// APIReader reads from the API server: owners, to check that an owner
 	// an object names exists with the UID it names (a forged reference must
 	// not exempt an object from queueing), and namespaces the cache hasn't
@@ -56,11 +64,14 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 		}
 	}
 	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader,
-		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}, runsAsParents: map[schema.GroupKind]Kind{}}
+		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}, runsAsParents: map[schema.GroupKind]Kind{},
+		parents: map[schema.GroupKind]Kind{}, known: map[schema.GroupKind]Kind{}}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
+		p.parents[k.GVK.GroupKind()] = k
 		p.addChildren(k.GVK.GroupKind(), k.Children)
 		if k.RunsAs != nil {
+			p.parents[k.RunsAs.GVK.GroupKind()] = *k.RunsAs
 			// The children of what a job runs as (a TrainJob's JobSet's
 			// Jobs) are that object's, and so the job's, whether or not
 			// the runs-as kind is enabled itself.
@@ -78,6 +89,29 @@ func (p *Policy) addChildren(parent schema.GroupKind, children []schema.GroupKin
 		}
 		p.parentsOf[child][parent] = true
 	}
+}
+
+// AddKnownKinds makes the registered queued kinds known, enabled or not
+// (Made).
+func (p *Policy) AddKnownKinds(kinds []Kind) {
+	for _, k := range kinds {
+		p.known[k.GVK.GroupKind()] = k
+	}
+}
+
+// Made tells whether parent, of parentKind, made child, of childKind, as
+// far as sluice can tell: for a registered kind (enabled or not), child is
+// of one of its Children and passes its Makes; a kind sluice doesn't
+// register (a ReplicaSet) tells nothing, and passes. The owner walks use it
+// through the kinds sluice does not queue, so that an object naming one of
+// them as its controller is not counted by a queued ancestor that never
+// counted it (a Pod under a JobSet under a TrainJob).
+func (p *Policy) Made(parent client.Object, parentKind schema.GroupKind, child client.Object, childKind schema.GroupKind) bool {
+	k, ok := p.known[parentKind]
+	if !ok {
+		return true
+	}
+	return slices.Contains(k.Children, childKind) && (k.Makes == nil || k.Makes(parent, child))
 }
 
 // RunsAsParent is the enabled kind that runs its jobs as objects of obj's
@@ -223,7 +257,7 @@ func (p *Policy) ManagesNamespace(ctx context.Context, reader client.Reader, nam
 // standalone object is its parent's only when the parent is queued (its
 // Workload counts the object); countedBy then names the parent.
 func (p *Policy) ownedByParent(ctx context.Context, reader client.Reader, obj client.Object, hops int) (owned bool, countedBy string, err error) {
-	owner, err := p.countingOwner(ctx, obj)
+	owner, err := p.countingOwner(ctx, reader, obj)
 	if owner == nil || err != nil {
 		return false, "", err
 	}
@@ -235,14 +269,46 @@ func (p *Policy) ownedByParent(ctx context.Context, reader client.Reader, obj cl
 }
 
 // countingOwner is the object's controller owner when it is of a kind that
-// counts objects of obj's kind and exists with the UID the reference names;
-// nil otherwise.
-func (p *Policy) countingOwner(ctx context.Context, obj client.Object) (*metav1.PartialObjectMetadata, error) {
+// counts objects of obj's kind, exists with the UID the reference names,
+// and Makes obj; nil otherwise.
+func (p *Policy) countingOwner(ctx context.Context, reader client.Reader, obj client.Object) (*metav1.PartialObjectMetadata, error) {
 	ownerKind, ok := ControllerKind(obj)
 	if !ok || !p.MayOwn(ownerKind, kindOf(obj)) {
 		return nil, nil
 	}
-	return ReadOwner(ctx, p.APIReader, obj)
+	owner, err := ReadOwner(ctx, p.APIReader, obj)
+	if owner == nil || err != nil {
+		return nil, err
+	}
+	k, ok := p.parents[ownerKind]
+	if !ok || k.Makes == nil {
+		return owner, nil
+	}
+	// Makes reads the whole owner: from the manager's cache (enabled kinds
+	// are watched), else from the API server.
+	full := k.NewObject()
+	key := client.ObjectKeyFromObject(owner)
+	err = reader.Get(ctx, key, full)
+	if apierrors.IsNotFound(err) || (err == nil && full.GetUID() != owner.UID) {
+		err = p.APIReader.Get(ctx, key, full)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading owner %s %s of %s: %w", owner.Kind, owner.Name, obj.GetName(), err)
+	case full.GetUID() != owner.UID || !k.Makes(full, obj):
+		return nil, nil
+	}
+	return owner, nil
+}
+
+// Counts tells whether parent, an object of a kind that counts objects of
+// child's kind and that child names as its controller, Makes child: the
+// check the Pod webhook's owner walk makes on owners it read whole.
+func (p *Policy) Counts(parent, child client.Object) bool {
+	k, ok := p.parents[kindOf(parent)]
+	return !ok || k.Makes == nil || k.Makes(parent, child)
 }
 
 // countedBy names ("JobSet training") the nearest queued ancestor whose
@@ -263,7 +329,7 @@ func (p *Policy) countedBy(ctx context.Context, reader client.Reader, owner *met
 		return parent.CountedBy, nil
 	}
 	// Not queued itself: maybe its own parent's, which counts it.
-	above, err := p.countingOwner(ctx, owner)
+	above, err := p.countingOwner(ctx, reader, owner)
 	if above == nil || err != nil {
 		return "", err
 	}

@@ -75,6 +75,13 @@ func newIntegrations(cfg *configapi.Configuration, ownerReader client.Reader, aw
 	if err != nil {
 		return nil, err
 	}
+	var known []integration.Kind
+	for _, r := range in.registrations {
+		if r.Queued != nil {
+			known = append(known, *r.Queued)
+		}
+	}
+	policy.AddKnownKinds(known)
 	in.external = integration.ExternalKinds(cfg.Integrations.ExternalFrameworks)
 	for gk := range in.external {
 		policy.AddExternalParent(gk)

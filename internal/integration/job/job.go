@@ -28,6 +28,7 @@ var Kind = integration.Kind{
 	NewList:   func() client.ObjectList { return &batchv1.JobList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*batchv1.Job)} },
 	Children:  []schema.GroupKind{{Kind: "Pod"}},
+	Makes:     selects,
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace, _ string, uid types.UID) (bool, error) {
 		// The Job controller labels its pods with the Job's UID; a Job
 		// deleted with orphan propagation leaves them running, still

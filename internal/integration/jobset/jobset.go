@@ -27,6 +27,7 @@ var Kind = integration.Kind{
 	NewList:   func() client.ObjectList { return &jobsetapi.JobSetList{} },
 	Wrap:      func(o client.Object) integration.Job { return &JobSet{o.(*jobsetapi.JobSet)} },
 	Children:  []schema.GroupKind{{Group: "batch", Kind: "Job"}},
+	Makes:     makes,
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace, _ string, uid types.UID) (bool, error) {
 		// The JobSet controller labels its Jobs' pods with the JobSet's
 		// UID; one deleted with orphan propagation leaves them running.

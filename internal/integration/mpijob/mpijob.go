@@ -8,9 +8,11 @@ package mpijob
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,6 +23,7 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/job"
 )
 
 // +kubebuilder:webhook:path=/mutate-kubeflow-org-v2beta1-mpijob,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups=kubeflow.org,resources=mpijobs,verbs=create;update,versions=v2beta1,name=mmpijob.kueue.x-k8s.io,admissionReviewVersions=v1
@@ -37,6 +40,30 @@ var Kind = integration.Kind{
 	Wrap:      func(o client.Object) integration.Job { return &MPIJob{o.(*mpiv2.MPIJob)} },
 	// The launcher is a batch Job; the workers are Pods.
 	Children: []schema.GroupKind{{Group: "batch", Kind: "Job"}, {Kind: "Pod"}},
+	Makes:    makes,
+}
+
+// makes is the MPIJob's Makes, as the MPI operator names what it makes:
+// its launcher Job (<mpijob>-launcher, one pod of the launcher's template)
+// and its worker Pods (<mpijob>-worker-<index>, index below the workers'
+// replicas).
+func makes(parent, child client.Object) bool {
+	mpi, ok := parent.(*mpiv2.MPIJob)
+	if !ok {
+		return false
+	}
+	switch c := child.(type) {
+	case *batchv1.Job:
+		launcher := mpi.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeLauncher]
+		return launcher != nil && c.Name == mpi.Name+"-launcher" && job.Count(c) <= 1 &&
+			integration.SamePodRequests(&c.Spec.Template.Spec, &launcher.Template.Spec)
+	case *corev1.Pod:
+		worker := mpi.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker]
+		index, found := strings.CutPrefix(c.Name, mpi.Name+"-worker-")
+		n, err := strconv.ParseInt(index, 10, 32)
+		return worker != nil && found && err == nil && strconv.FormatInt(n, 10) == index && n >= 0 && int32(n) < replicas(mpiv2.MPIReplicaTypeWorker, worker)
+	}
+	return false
 }
 
 // Registration is the MPIJob in the list of kinds.

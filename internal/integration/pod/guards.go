@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,9 +76,10 @@ func (w *Webhook) validateGroupName(ctx context.Context, p *corev1.Pod) (field.E
 
 // ownedByQueuedParent tells whether a Pod's controller owner is an enabled
 // kind whose Workload counts it, checked against the API: the owner exists
-// with the UID the reference names and, for a Job, selects the Pod. A
-// forged reference (to nothing, to another object of that name, or to a
-// Job that doesn't select the Pod) doesn't exempt a Pod from queueing.
+// with the UID the reference names, and makes the Pod (Kind.Makes: a Job
+// selects it, an MPIJob named it for one of its workers). A forged
+// reference (to nothing, to another object of that name, or to an owner
+// that didn't make the Pod) doesn't exempt a Pod from queueing.
 //
 // A Pod whose owner is a kind sluice knows but does not drive (the
 // RayCluster of a RayJob, with only RayJobs enabled) is its nearest
@@ -91,7 +90,9 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 		return false, nil
 	}
 	if !w.Policy.MayOwn(ownerKind, podKind) {
-		if _, known := w.KnownOwners[ownerKind]; !known {
+		// An enabled kind that does not make Pods counts none; a kind
+		// sluice knows but does not queue passes the question up.
+		if _, known := w.KnownOwners[ownerKind]; !known || w.Policy.ParentKinds[ownerKind] {
 			return false, nil
 		}
 		return w.enabledAncestor(ctx, p)
@@ -113,18 +114,7 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 	if owner == nil || err != nil {
 		return false, err
 	}
-	return selects(owner.obj, p), nil
-}
-
-// selects tells whether an owner claims the Pod by its selector, where the
-// kind has one that its controller goes by (a Job's).
-func selects(owner client.Object, p *corev1.Pod) bool {
-	job, ok := owner.(*batchv1.Job)
-	if !ok || job.Spec.Selector == nil {
-		return true
-	}
-	sel, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
-	return err == nil && sel.Matches(labels.Set(p.Labels))
+	return w.Policy.Counts(owner.obj, p), nil
 }
 
 // validateSameRequests refuses an in-place resize (pods/resize) of a Pod
@@ -153,7 +143,7 @@ func validateSameRequests(oldPod, newPod *corev1.Pod) field.ErrorList {
 // workers' StatefulSet).
 func (w *Webhook) enabledAncestor(ctx context.Context, p *corev1.Pod) (bool, error) {
 	chain, err := ancestors(ctx, w.OwnerReader, w.walkable(), p)
-	if err != nil {
+	if err != nil || len(chain) == 0 || !w.Policy.Made(chain[0].obj, chain[0].kind, p, podKind) {
 		return false, err
 	}
 	for i := 1; i < len(chain); i++ {
@@ -163,7 +153,10 @@ func (w *Webhook) enabledAncestor(ctx context.Context, p *corev1.Pod) (bool, err
 		}
 		if w.Policy.ParentKinds[a.kind] {
 			// An enabled kind counts what it makes, nothing else.
-			return w.Policy.MayOwn(a.kind, chain[i-1].kind), nil
+			return w.Policy.MayOwn(a.kind, chain[i-1].kind) && w.Policy.Counts(a.obj, chain[i-1].obj), nil
+		}
+		if !w.Policy.Made(a.obj, a.kind, chain[i-1].obj, chain[i-1].kind) {
+			return false, nil
 		}
 	}
 	return false, nil

@@ -119,27 +119,38 @@ func (w *Webhook) judge(ctx context.Context, p *corev1.Pod) (verdict, error) {
 // countedBy is the nearest queued ancestor whose Workload counts the Pod
 // (a queued batch Job, a queued JobSet above the Pod's Job), or nil. A
 // queued Pod parent (a Spark driver) counts only itself and ends the
-// search; a disabled kind counts nothing and the search goes on above it.
+// search; a disabled kind counts nothing and the search goes on above it;
+// an owner that did not make what is below it ends the search (nothing
+// above counts what it did not make).
 func (w *Webhook) countedBy(ctx context.Context, p *corev1.Pod) (*ancestor, error) {
 	chain, err := ancestors(ctx, w.OwnerReader, w.walkable(), p)
 	if err != nil {
 		return nil, err
 	}
-	child := podKind
+	below, belowKind := client.Object(p), podKind
 	for i := range chain {
 		a := &chain[i]
-		counts := w.Policy.MayOwn(a.kind, child)
-		child = a.kind
+		counts := w.Policy.MayOwn(a.kind, belowKind) && w.Policy.Counts(a.obj, below)
+		made := w.Policy.Made(a.obj, a.kind, below, belowKind)
+		below, belowKind = a.obj, a.kind
 		if a.kind == podKind {
 			if a.obj.GetLabels()[kueue.ManagedLabel] == "true" {
 				return nil, nil
 			}
 			continue
 		}
-		if !w.Policy.ParentKinds[a.kind] || !counts {
-			// A disabled kind counts nothing, nor an enabled one what it
-			// does not make: the search goes on above it.
+		if !w.Policy.ParentKinds[a.kind] {
+			// A kind sluice does not queue counts nothing: the search
+			// goes on above it, if it made what is below it.
+			if !made {
+				return nil, nil
+			}
 			continue
+		}
+		if !counts {
+			// An enabled kind that did not make what is below it: no
+			// ancestor above counts that either.
+			return nil, nil
 		}
 		// Decide says no for a child its own queued parent counts: the
 		// next ancestor then answers.

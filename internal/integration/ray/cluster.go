@@ -30,6 +30,7 @@ var ClusterKind = integration.Kind{
 	NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
 	Wrap:      func(o client.Object) integration.Job { return &Cluster{o.(*rayv1.RayCluster)} },
 	Children:  []schema.GroupKind{{Kind: "Pod"}},
+	Makes:     clusterMakes,
 }
 
 // ClusterRegistration is the RayCluster in the list of kinds.

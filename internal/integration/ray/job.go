@@ -26,6 +26,7 @@ var JobKind = integration.Kind{
 	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*rayv1.RayJob)} },
 	// Its cluster, and the submitter's batch Job (K8sJobMode).
 	Children: []schema.GroupKind{{Group: rayv1.GroupVersion.Group, Kind: "RayCluster"}, {Group: "batch", Kind: "Job"}},
+	Makes:    jobMakes,
 }
 
 // JobRegistration is the RayJob in the list of kinds.

@@ -69,6 +69,9 @@ var Kind = integration.Kind{
 	Wrap:     func(o client.Object) integration.Job { return &TrainJob{Unstructured: o.(*unstructured.Unstructured)} },
 	Children: []schema.GroupKind{jobset.Kind.GVK.GroupKind()},
 	RunsAs:   &jobset.Kind,
+	// The trainer names the JobSet it runs a TrainJob as after it; what
+	// the JobSet may run, its webhook guards (RunsAs).
+	Makes: func(parent, child client.Object) bool { return child.GetName() == parent.GetName() },
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace, name string, _ types.UID) (bool, error) {
 		// A TrainJob deleted with orphan propagation leaves its JobSet
 		// running, named like it; the JobSet controller labels its

@@ -3,6 +3,7 @@ package jobset
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,6 +176,40 @@ func TestWhatAJobSetDoesNotMakeIsQueued(t *testing.T) {
 	}
 }
 
+// A Job naming a queued JobSet as its controller is the JobSet's only if
+// it is one the JobSet controller makes: named for a replica of one of its
+// replicated Jobs, no larger than that replicated Job. Any other is queued
+// as if it had no owner, however it names itself.
+func TestOnlyTheJobsAJobSetMakesAreLeftToIt(t *testing.T) {
+	ns, _ := newQueue(t, "5")
+	js := newJobSet(ns, "lq")
+	cluster.MustCreate(t, js)
+	started := waitJobSet(t, js, "to run", running)
+	for name, forge := range map[string]func(*batchv1.Job){
+		"another name":               func(j *batchv1.Job) { j.Name = cluster.Unique("extra") },
+		"a replica beyond its count": func(j *batchv1.Job) { j.Name = fmt.Sprintf("%s-workers-%d", started.Name, 2) },
+		"a leading zero":             func(j *batchv1.Job) { j.Name = fmt.Sprintf("%s-workers-01", started.Name) },
+		"more pods":                  func(j *batchv1.Job) { j.Spec.Parallelism, j.Spec.Completions = ptr.To(int32(8)), ptr.To(int32(8)) },
+		"larger pods": func(j *batchv1.Job) {
+			j.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("4")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			forged := childJob(started, "workers", 1)
+			forged.Labels[kueue.QueueNameLabel] = "lq"
+			forge(forged)
+			cluster.MustCreate(t, forged)
+			t.Cleanup(func() {
+				_ = cluster.Client.Delete(context.Background(), forged, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			})
+			if !ptr.Deref(forged.Spec.Suspend, false) {
+				t.Fatal("a Job the JobSet does not make ran as the JobSet's, outside its queue")
+			}
+			cluster.WaitWorkload(t, framework.JobWorkload(forged), "to queue the Job on its own", func(*kueue.Workload) error { return nil })
+		})
+	}
+}
+
 // The standalone variants of the owner walk: a child Job opting in alone
 // is queued alone under an unqueued JobSet, and ignored (with a warning)
 // under a queued one, whose Workload counts it already.
@@ -221,8 +257,11 @@ func TestStandalonePodUnderAQueuedJobSetIsIgnored(t *testing.T) {
 	started := waitJobSet(t, js, "to run", running)
 	child := childJob(started, "workers", 0)
 	cluster.MustCreate(t, child)
+	labels := map[string]string{kueue.QueueNameLabel: "lq"}
+	// The Job controller's labels, which the Job's selector selects by.
+	maps.Copy(labels, child.Spec.Selector.MatchLabels)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster.Unique("pod"),
-		Labels:          map[string]string{kueue.QueueNameLabel: "lq"},
+		Labels:          labels,
 		Annotations:     map[string]string{kueue.StandaloneAnnotation: "true"},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(child, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: child.Spec.Template.Spec}

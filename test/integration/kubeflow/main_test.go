@@ -30,6 +30,6 @@ func TestMain(m *testing.M) {
 			return c.InstallTrainerCRDs()
 		},
 		func(cfg *configapi.Configuration) {
-			cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkMPIJob, configapi.FrameworkTrainJob}
+			cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkMPIJob, configapi.FrameworkTrainJob}
 		}))
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -166,6 +167,34 @@ func TestQueueOfARunningMPIJobIsKept(t *testing.T) {
 		err := cluster.Client.Update(context.Background(), changed)
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.labels[kueue.x-k8s.io/queue-name]") {
 			t.Errorf("%s: got %v, want refused naming the label", name, err)
+		}
+	}
+}
+
+// Only the launcher the MPI operator makes is an MPIJob's: a Job named
+// otherwise, or named like it but larger, is queued as if it had no owner.
+func TestOnlyTheLauncherTheOperatorMakesIsLeftToAnMPIJob(t *testing.T) {
+	ns, _ := newQueue(t, "8")
+	launcherOf := func(mpi *mpiv2.MPIJob, name string, parallelism int32) *batchv1.Job {
+		j := framework.Job(ns, name, "lq", parallelism, "1")
+		j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(mpi, mpiv2.SchemeGroupVersionKind)}
+		return j
+	}
+	first, second := newMPIJob(ns, 2), newMPIJob(ns, 2)
+	cluster.MustCreate(t, first, second)
+	made := launcherOf(first, first.Name+"-launcher", 1)
+	cluster.MustCreate(t, made)
+	if ptr.Deref(made.Spec.Suspend, false) {
+		t.Fatal("the launcher the operator makes was suspended: its MPIJob's Workload counts it")
+	}
+	cluster.NoWorkloadOf(t, made, "lq")
+	for what, forged := range map[string]*batchv1.Job{
+		"a Job named otherwise": launcherOf(first, cluster.Unique("launcher"), 1),
+		"a larger launcher":     launcherOf(second, second.Name+"-launcher", 3),
+	} {
+		cluster.MustCreate(t, forged)
+		if !ptr.Deref(forged.Spec.Suspend, false) {
+			t.Errorf("%s naming the MPIJob as its controller ran as the MPIJob's, outside its queue", what)
 		}
 	}
 }

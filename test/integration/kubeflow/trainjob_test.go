@@ -180,6 +180,26 @@ func TestWhatATrainJobRunsAsIsTheOnlyJobSetItCounts(t *testing.T) {
 	cluster.NoWorkloadOf(t, child, "lq")
 }
 
+// A Pod naming a queued TrainJob's JobSet as its controller is not the
+// TrainJob's: a JobSet makes Jobs, not Pods, so the TrainJob's Workload
+// never counted it, and it is queued (JobSet's own integration is off
+// here: the owner walk passes through the JobSet).
+func TestPodClaimingATrainJobsJobSetIsQueued(t *testing.T) {
+	job, _, _ := startedTrainJob(t, "3")
+	js := &jobsetapi.JobSet{}
+	if err := cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(job), js); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: js.Namespace, Name: cluster.Unique("pod"),
+		Labels:          map[string]string{kueue.QueueNameLabel: "lq"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(js, jobsetapi.SchemeGroupVersion.WithKind("JobSet"))}},
+		Spec: js.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec}
+	cluster.MustCreate(t, pod)
+	if pod.Labels[kueue.ManagedLabel] != "true" || len(pod.Spec.SchedulingGates) == 0 {
+		t.Errorf("a Pod naming a TrainJob's JobSet as its controller ran unqueued: labels %v, gates %v", pod.Labels, pod.Spec.SchedulingGates)
+	}
+}
+
 // A Job of a queued TrainJob's JobSet that opts in with standalone is
 // counted by the TrainJob's Workload, two levels up: it is not queued
 // again, and the warning names the TrainJob.

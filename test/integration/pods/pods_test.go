@@ -3,6 +3,7 @@ package pods
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -291,6 +292,8 @@ func TestStandalonePodUnderAQueuedJobIsIgnored(t *testing.T) {
 	cluster.MustCreate(t, job)
 	p := standalone(newPod(ns, "lq"))
 	ownedBy(p, job, "Job", "batch/v1")
+	// The Job controller's labels, which the Job's selector selects by.
+	maps.Copy(p.Labels, job.Spec.Selector.MatchLabels)
 	cluster.MustCreate(t, p)
 	if isGated(p) {
 		t.Fatal("a standalone Pod under a queued Job was gated: its Job's Workload counts it")

@@ -98,22 +98,16 @@ func setStatus[T client.Object](t *testing.T, obj T, mutate func(T)) {
 	}
 }
 
-// noWorkloadOwnedBy checks that no Workload is owned by obj, after the
-// manager handled a later object of the namespace.
-func noWorkloadOwnedBy(t *testing.T, obj client.Object) {
+// kubeRayCluster is the RayCluster KubeRay makes for a RayJob: it names it
+// in the RayJob's status first, then creates it (not here: the caller
+// does) from the RayJob's rayClusterSpec, controlled by the RayJob.
+func kubeRayCluster(t *testing.T, rj *rayv1.RayJob) *rayv1.RayCluster {
 	t.Helper()
-	marker := framework.Job(obj.GetNamespace(), cluster.Unique("marker"), "lq", 1, "100m")
-	cluster.MustCreate(t, marker)
-	cluster.WaitWorkload(t, framework.JobWorkload(marker), "to exist", func(*kueue.Workload) error { return nil })
-	list := &kueue.WorkloadList{}
-	if err := cluster.Client.List(context.Background(), list, client.InNamespace(obj.GetNamespace())); err != nil {
-		t.Fatal(err)
-	}
-	for _, wl := range list.Items {
-		if owner := metav1.GetControllerOf(&wl); owner != nil && owner.UID == obj.GetUID() {
-			t.Fatalf("Workload %s was created for %s", wl.Name, obj.GetName())
-		}
-	}
+	name := cluster.Unique(rj.Name)
+	setStatus(t, rj, func(current *rayv1.RayJob) { current.Status.RayClusterName = name })
+	return &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Namespace: rj.Namespace, Name: name,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}},
+		Spec: *rj.Spec.RayClusterSpec.DeepCopy()}
 }
 
 // waitEvent waits for an event about obj with the reason and a note

@@ -169,13 +169,39 @@ func TestRayClusterOfARayJobIsLeftToIt(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "lq")
 	cluster.MustCreate(t, rj)
-	rc := newRayCluster(ns, "lq")
-	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	rc := kubeRayCluster(t, rj)
+	rc.Labels = map[string]string{kueue.QueueNameLabel: "lq"}
 	cluster.MustCreate(t, rc)
 	if ptr.Deref(rc.Spec.Suspend, false) {
 		t.Fatal("the webhook suspended a RayJob's RayCluster")
 	}
-	noWorkloadOwnedBy(t, rc)
+	cluster.NoWorkloadOf(t, rc, "lq")
+}
+
+// Only what KubeRay makes for a RayJob is the RayJob's: a RayCluster
+// other than the one its status names, or larger than its rayClusterSpec,
+// and a Job other than its submitter are queued as if they had no owner.
+func TestOnlyWhatKubeRayMakesIsLeftToARayJob(t *testing.T) {
+	ns, _ := newQueue(t, "8")
+	rj := startRayJob(t, newRayJob(ns, "lq"))
+	owner := []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	other := newRayCluster(ns, "lq")
+	other.OwnerReferences = owner
+	larger := kubeRayCluster(t, rj)
+	larger.Labels = map[string]string{kueue.QueueNameLabel: "lq"}
+	larger.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(int32(3))
+	for what, rc := range map[string]*rayv1.RayCluster{"another cluster": other, "a larger cluster": larger} {
+		cluster.MustCreate(t, rc)
+		if !ptr.Deref(rc.Spec.Suspend, false) {
+			t.Errorf("%s naming a RayJob as its controller ran as the RayJob's, outside its queue", what)
+		}
+	}
+	job := framework.Job(ns, cluster.Unique("submitter"), "lq", 1, "500m")
+	job.OwnerReferences = owner
+	cluster.MustCreate(t, job)
+	if !ptr.Deref(job.Spec.Suspend, false) {
+		t.Error("a Job named otherwise than the RayJob's submitter ran as the RayJob's, outside its queue")
+	}
 }
 
 // A RayCluster queued on its own: admitted whole, stopped on eviction and
@@ -256,8 +282,7 @@ func TestStandaloneWorkerPodOfAQueuedRayJobIsIgnored(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "lq")
 	cluster.MustCreate(t, rj)
-	rc := newRayCluster(ns, "")
-	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	rc := kubeRayCluster(t, rj)
 	cluster.MustCreate(t, rc)
 	pod := workerPod(ns, rc)
 	cluster.MustCreate(t, pod)
@@ -271,8 +296,7 @@ func TestStandaloneWorkerPodOfAnUnqueuedRayJobIsQueuedAlone(t *testing.T) {
 	ns, _ := newQueue(t, "4")
 	rj := newRayJob(ns, "")
 	cluster.MustCreate(t, rj)
-	rc := newRayCluster(ns, "")
-	rc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(rj, rayv1.SchemeGroupVersion.WithKind("RayJob"))}
+	rc := kubeRayCluster(t, rj)
 	cluster.MustCreate(t, rc)
 	pod := workerPod(ns, rc)
 	cluster.MustCreate(t, pod)
