@@ -21,13 +21,20 @@ func Started(job Job) bool {
 // grows it: its controller would otherwise create pods beyond the
 // admission before the reconciler could stop it.
 func Grew(before, after []kueue.PodSet) bool {
-	old := map[kueue.PodSetReference]*kueue.PodSet{}
-	for i := range before {
-		old[before[i].Name] = &before[i]
+	return exceeds(after, before, sameRequests)
+}
+
+// exceeds tells whether pod sets ask for more than base, pod set by pod
+// set of the same name: one base lacks, more pods, or pods whose requests
+// same does not find equal to base's.
+func exceeds(podSets, base []kueue.PodSet, same func(a, b *corev1.PodSpec) bool) bool {
+	limit := map[kueue.PodSetReference]*kueue.PodSet{}
+	for i := range base {
+		limit[base[i].Name] = &base[i]
 	}
-	for i := range after {
-		was, ok := old[after[i].Name]
-		if !ok || after[i].Count > was.Count || !sameRequests(&was.Template.Spec, &after[i].Template.Spec) {
+	for i := range podSets {
+		l, ok := limit[podSets[i].Name]
+		if !ok || podSets[i].Count > l.Count || !same(&l.Template.Spec, &podSets[i].Template.Spec) {
 			return true
 		}
 	}
@@ -78,15 +85,5 @@ func SamePodRequests(a, b *corev1.PodSpec) bool {
 // same requests per pod. A controller's child object built from its
 // parent's templates fits within the parent's pod sets.
 func FitsWithin(podSets, allowed []kueue.PodSet) bool {
-	limit := map[kueue.PodSetReference]*kueue.PodSet{}
-	for i := range allowed {
-		limit[allowed[i].Name] = &allowed[i]
-	}
-	for i := range podSets {
-		l, ok := limit[podSets[i].Name]
-		if !ok || podSets[i].Count > l.Count || !SamePodRequests(&podSets[i].Template.Spec, &l.Template.Spec) {
-			return false
-		}
-	}
-	return true
+	return !exceeds(podSets, allowed, SamePodRequests)
 }

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
@@ -159,5 +160,40 @@ func TestSuspendIfGrown(t *testing.T) {
 	suspendIfGrown(old, updated)
 	if ptr.Deref(updated.Spec.Suspend, false) {
 		t.Error("suspended a JobSet sluice never started")
+	}
+}
+
+// The JobSet makes the Jobs it names <jobset>-<replicated Job>-<index>,
+// index below the replicas in canonical form, no larger than the
+// template; replicated Jobs whose names prefix each other are told apart.
+func TestMakesTheJobsOfItsReplicas(t *testing.T) {
+	js := jobSet(replicatedJob("a", 2, 2, nil), replicatedJob("a-b", 1, 1, nil))
+	js.Name = "train"
+	jobOf := func(name string, rj jobsetapi.ReplicatedJob) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *rj.Template.Spec.DeepCopy()}
+	}
+	a, ab := js.Spec.ReplicatedJobs[0], js.Spec.ReplicatedJobs[1]
+	larger := jobOf("train-a-0", a)
+	larger.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	for name, tc := range map[string]struct {
+		job  *batchv1.Job
+		made bool
+	}{
+		"a replica":                  {jobOf("train-a-1", a), true},
+		"a replica of a-b":           {jobOf("train-a-b-0", ab), true},
+		"a-b's shape under a's name": {jobOf("train-a-0", ab), true},
+		"beyond the replicas":        {jobOf("train-a-2", a), false},
+		"a leading zero":             {jobOf("train-a-01", a), false},
+		"a sign":                     {jobOf("train-a-+1", a), false},
+		"another JobSet's":           {jobOf("other-a-0", a), false},
+		"more pods":                  {jobOf("train-a-b-0", a), false},
+		"larger pods":                {larger, false},
+	} {
+		if got := makes(js, tc.job); got != tc.made {
+			t.Errorf("%s (%s): made %v, want %v", name, tc.job.Name, got, tc.made)
+		}
+	}
+	if makes(js, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "train-a-0"}}) {
+		t.Error("a JobSet makes a Pod")
 	}
 }

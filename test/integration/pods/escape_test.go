@@ -188,20 +188,8 @@ func TestExtraPodDoesNotRunOnAGroupsAdmission(t *testing.T) {
 		}
 		return nil
 	})
-	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// The admission gate of a Pod beyond its group's admission can't be taken
-// off by hand: the group's Workload is admitted, but not for that Pod.
-func TestExtraGroupPodCannotBeUngatedByHand(t *testing.T) {
-	ns, _ := newQueue(t, "2")
-	group := cluster.Unique("group")
-	pods := createGroup(t, ns, group, 2, nil)
-	waitAllUngated(t, pods)
-	extra := groupPod(ns, group, 2)
-	cluster.MustCreate(t, extra)
+	// Nor can its owner take the gate off by hand: the group's Workload
+	// is admitted, but not for that Pod.
 	expectRefused(t, tryUpdate(t, extra, func(p *corev1.Pod) { p.Spec.SchedulingGates = nil }), "spec.schedulingGates")
 	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
 		t.Fatal(err)
