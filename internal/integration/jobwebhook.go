@@ -101,7 +101,7 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 		if w.DefaultUpdate != nil {
 			w.DefaultUpdate(old, obj)
 		}
-		return w.keepSuspended(ctx, old, obj)
+		return w.keepSuspended(ctx, obj)
 	}
 	placement, err := w.Policy.Decide(ctx, w.Reader, obj)
 	if err != nil || !placement.Managed {

@@ -10,14 +10,18 @@ import (
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
-// keepSuspended undoes, in the update itself, the unsuspension of a queued
-// job whose Workload is not admitted: sluice unsuspends a queued job only
-// on admission, and anyone else doing it (its owner by hand, a controller
-// rewriting its spec, as KubeRay rewrites a RayService's cluster) would
-// have its controller create pods before the reconciler could stop them.
-func (w *JobWebhook[T]) keepSuspended(ctx context.Context, old, obj T) error {
+// keepSuspended keeps a queued job whose Workload is not admitted
+// suspended, in the update itself, whoever would have it run: sluice
+// unsuspends a queued job only on admission, and anyone else doing it (its
+// owner by hand, a controller rewriting its spec, as KubeRay rewrites a
+// RayService's cluster) would have its controller create pods before the
+// reconciler could stop them. That holds too for a running job this very
+// update makes sluice's to queue: one its parent no longer makes once
+// grown (a JobSet's Job given more pods), which its parent's Workload
+// does not count.
+func (w *JobWebhook[T]) keepSuspended(ctx context.Context, obj T) error {
 	job := w.Kind.Wrap(obj)
-	if !w.Kind.Wrap(old).IsSuspended() || job.IsSuspended() || job.ManagedElsewhere() != "" {
+	if done, _, _ := job.Finished(); done || job.IsSuspended() || job.ManagedElsewhere() != "" {
 		return nil
 	}
 	placement, err := w.Policy.Decide(ctx, w.Reader, obj)

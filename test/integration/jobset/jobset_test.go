@@ -153,6 +153,29 @@ func TestChildJobsOfAJobSetAreLeftToIt(t *testing.T) {
 	cluster.NoWorkloadOf(t, child, "lq")
 }
 
+// A JobSet's Job grown beyond its replicated Job is no longer one the
+// JobSet makes: its Workload does not count the pods it would add, so the
+// growing update comes back suspended, and the Job is queued on its own.
+func TestGrownChildJobOfAJobSetIsQueuedOnItsOwn(t *testing.T) {
+	ns, _ := newQueue(t, "8")
+	js := newJobSet(ns, "lq")
+	cluster.MustCreate(t, js)
+	started := waitJobSet(t, js, "to run", running)
+	child := childJob(started, "workers", 0)
+	child.Labels[kueue.QueueNameLabel] = "lq"
+	// Indexed: its completions and parallelism may grow together.
+	child.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	cluster.MustCreate(t, child)
+	if ptr.Deref(child.Spec.Suspend, false) {
+		t.Fatal("the webhook suspended a running JobSet's child Job")
+	}
+	framework.Update(t, cluster.Client, child, func() { child.Spec.Parallelism, child.Spec.Completions = ptr.To(int32(6)), ptr.To(int32(6)) })
+	if !ptr.Deref(child.Spec.Suspend, false) {
+		t.Fatal("a JobSet's Job grown past its replicated Job kept running as the JobSet's")
+	}
+	cluster.WaitWorkload(t, framework.JobWorkload(child), "to queue the grown Job on its own", func(*kueue.Workload) error { return nil })
+}
+
 // A queued JobSet counts the Jobs it makes, nothing else: a Pod or a
 // JobSet naming it as their controller is queued, not exempted.
 func TestWhatAJobSetDoesNotMakeIsQueued(t *testing.T) {
