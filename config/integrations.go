@@ -59,6 +59,8 @@ func FrameworkOfWebhook(name string) (string, bool) {
 		return configapi.FrameworkMPIJob, true
 	case "mtrainjob.kueue.x-k8s.io", "vtrainjob.kueue.x-k8s.io":
 		return configapi.FrameworkTrainJob, true
+	case "mappwrapper.kueue.x-k8s.io", "vappwrapper.kueue.x-k8s.io":
+		return configapi.FrameworkAppWrapper, true
 	}
 	return "", false
 }

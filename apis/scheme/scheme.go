@@ -1,12 +1,13 @@
 // Package scheme registers the kueue.x-k8s.io/v1beta2 types (and v1beta1,
 // converted through them) together with the
 // built-in Kubernetes types, the autoscaler's ProvisioningRequest and the job kinds of
-// other projects that sluice queues (JobSet, RayJob, RayCluster, LeaderWorkerSet, MPIJob), for clients (controller-runtime or client-go
+// other projects that sluice queues (JobSet, RayJob, RayCluster, LeaderWorkerSet, MPIJob, AppWrapper), for clients (controller-runtime or client-go
 // based) that talk to a cluster running sluice.
 package scheme
 
 import (
 	mpiv2 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
+	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -52,6 +53,9 @@ func AddToScheme(s *runtime.Scheme) error {
 		return err
 	}
 	if err := mpiv2.AddToScheme(s); err != nil {
+		return err
+	}
+	if err := awv1beta2.AddToScheme(s); err != nil {
 		return err
 	}
 	return s.SetVersionPriority(kueue.GroupVersion, kueuev1beta1.GroupVersion)

@@ -74,6 +74,10 @@ type Kind struct {
 	// reference to any other queued kind (a Job naming a Job as its
 	// controller) exempts nothing.
 	Children []schema.GroupKind
+	// ChildrenOfAnyKind: the kind's controller makes objects of whatever
+	// kinds its jobs describe (an AppWrapper's components); Makes says
+	// which.
+	ChildrenOfAnyKind bool
 	// Makes, when set, tells whether child, an object of one of Children
 	// that names parent as its controller, is one the kind's controller
 	// makes for parent, no larger than parent's Workload counts it (a

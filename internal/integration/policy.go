@@ -37,6 +37,9 @@ type Policy struct {
 	// external are the kinds of integrations.externalFrameworks: their
 	// controllers are trusted with whatever they own.
 	external map[schema.GroupKind]bool
+	// anyChildren are the enabled kinds whose children may be of any kind
+	// (ChildrenOfAnyKind): their Makes says which they count.
+	anyChildren map[schema.GroupKind]bool
 	// runsAsParents are, by the kind of object they run as (RunsAs), the
 	// enabled kinds whose jobs run as one.
 	runsAsParents map[schema.GroupKind]Kind
@@ -65,10 +68,11 @@ func NewPolicy(manageWithoutQueueName bool, namespaces *metav1.LabelSelector, ki
 	}
 	p := &Policy{ManageWithoutQueueName: manageWithoutQueueName, Namespaces: sel, ParentKinds: map[schema.GroupKind]bool{}, APIReader: apiReader,
 		parentsOf: map[schema.GroupKind]map[schema.GroupKind]bool{}, external: map[schema.GroupKind]bool{}, runsAsParents: map[schema.GroupKind]Kind{},
-		parents: map[schema.GroupKind]Kind{}, known: map[schema.GroupKind]Kind{}}
+		parents: map[schema.GroupKind]Kind{}, known: map[schema.GroupKind]Kind{}, anyChildren: map[schema.GroupKind]bool{}}
 	for _, k := range kinds {
 		p.ParentKinds[k.GVK.GroupKind()] = true
 		p.parents[k.GVK.GroupKind()] = k
+		p.anyChildren[k.GVK.GroupKind()] = k.ChildrenOfAnyKind
 		p.addChildren(k.GVK.GroupKind(), k.Children)
 		if k.RunsAs != nil {
 			p.parents[k.RunsAs.GVK.GroupKind()] = *k.RunsAs
@@ -111,7 +115,7 @@ func (p *Policy) Made(parent client.Object, parentKind schema.GroupKind, child c
 	if !ok {
 		return true
 	}
-	return slices.Contains(k.Children, childKind) && (k.Makes == nil || k.Makes(parent, child))
+	return (k.ChildrenOfAnyKind || slices.Contains(k.Children, childKind)) && (k.Makes == nil || k.Makes(parent, child))
 }
 
 // RunsAsParent is the enabled kind that runs its jobs as objects of obj's
@@ -137,10 +141,11 @@ func (p *Policy) AddExternalParent(kind schema.GroupKind) {
 }
 
 // MayOwn tells whether an object of kind child controlled by an object of
-// kind owner is counted by it: owner lists child among its Children, or is
-// an external framework.
+// kind owner may be counted by it: owner lists child among its Children,
+// makes children of any kind, or is an external framework. (Whether it
+// counts that very object is Makes's to say.)
 func (p *Policy) MayOwn(owner, child schema.GroupKind) bool {
-	return p.external[owner] || p.parentsOf[child][owner]
+	return p.external[owner] || p.anyChildren[owner] || p.parentsOf[child][owner]
 }
 
 // kindOf is an object's kind, from the object when it says (owners read as

@@ -46,6 +46,7 @@ const (
 	FrameworkLeaderWorkerSet        = "leaderworkerset.x-k8s.io/leaderworkerset"
 	FrameworkMPIJob                 = "kubeflow.org/mpijob"
 	FrameworkTrainJob               = "trainer.kubeflow.org/trainjob"
+	FrameworkAppWrapper             = "workload.codeflare.dev/appwrapper"
 	defaultTransformationStrategy   = Retain
 	defaultMultiKueueDispatcherName = MultiKueueDispatcherModeAllAtOnce
 )

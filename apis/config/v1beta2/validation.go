@@ -11,7 +11,7 @@ import (
 
 // ImplementedFrameworks are the integrations sluice drives.
 var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
-	FrameworkRayJob, FrameworkRayCluster, FrameworkRayService, FrameworkLeaderWorkerSet, FrameworkMPIJob, FrameworkTrainJob}
+	FrameworkRayJob, FrameworkRayCluster, FrameworkRayService, FrameworkLeaderWorkerSet, FrameworkMPIJob, FrameworkTrainJob, FrameworkAppWrapper}
 
 // NotYetImplementedFrameworks are Kueue's other framework names. A file may
 // name them (Kueue's default file does); the manager refuses to start if
@@ -24,7 +24,6 @@ var NotYetImplementedFrameworks = map[string]string{
 	"kubeflow.org/tfjob":                    "tfjobs.kubeflow.org",
 	"kubeflow.org/xgboostjob":               "xgboostjobs.kubeflow.org",
 	"kubeflow.org/jaxjob":                   "jaxjobs.kubeflow.org",
-	"workload.codeflare.dev/appwrapper":     "appwrappers.workload.codeflare.dev",
 	"sparkoperator.k8s.io/sparkapplication": "sparkapplications.sparkoperator.k8s.io",
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/integration/appwrapper"
 	"github.com/sluicehq/sluice/internal/integration/deployment"
 	"github.com/sluicehq/sluice/internal/integration/job"
 	"github.com/sluicehq/sluice/internal/integration/jobset"
@@ -34,6 +35,7 @@ func All() []integration.Registration {
 		leaderworkerset.Registration,
 		mpijob.Registration,
 		trainjob.Registration,
+		appwrapper.Registration,
 	}
 }
 

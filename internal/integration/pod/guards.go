@@ -90,9 +90,10 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 		return false, nil
 	}
 	if !w.Policy.MayOwn(ownerKind, podKind) {
-		// An enabled kind that does not make Pods counts none; a kind
-		// sluice knows but does not queue passes the question up.
-		if _, known := w.KnownOwners[ownerKind]; !known || w.Policy.ParentKinds[ownerKind] {
+		// An enabled kind that does not make Pods counts none; a kind the
+		// walk follows but sluice does not queue (a ReplicaSet, a
+		// disabled kind) passes the question up.
+		if _, walkable := w.walkable()[ownerKind]; !walkable || w.Policy.ParentKinds[ownerKind] {
 			return false, nil
 		}
 		return w.enabledAncestor(ctx, p)

@@ -37,12 +37,12 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cluster.Stop() })
 	cfg := cluster.ManagerConfig()
-	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "workload.codeflare.dev/appwrapper"}
+	cfg.Integrations.Frameworks = []string{configapi.FrameworkBatchJob, "kubeflow.org/pytorchjob"}
 
 	ctx := t.Context()
 	mgr, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 	if err != nil {
-		t.Fatalf("the manager must start while the cluster serves no AppWrapper: %v", err)
+		t.Fatalf("the manager must start while the cluster serves no PyTorchJob: %v", err)
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
@@ -58,24 +58,24 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 	if err := apiextensionsv1.AddToScheme(crds.Scheme()); err != nil {
 		t.Fatal(err)
 	}
-	if err := crds.Create(ctx, appWrapperCRD()); err != nil {
+	if err := crds.Create(ctx, pyTorchJobCRD()); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-stopped:
-		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (workload.codeflare.dev/appwrapper)") || !strings.Contains(err.Error(), "appwrappers.workload.codeflare.dev") {
-			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and appwrappers.workload.codeflare.dev", err)
+		if err == nil || !strings.Contains(err.Error(), "integrations.frameworks[1] (kubeflow.org/pytorchjob)") || !strings.Contains(err.Error(), "pytorchjobs.kubeflow.org") {
+			t.Fatalf("the manager stopped with %v, want an error naming integrations.frameworks[1] and pytorchjobs.kubeflow.org", err)
 		}
 	case <-time.After(framework.Timeout):
-		t.Fatal("the manager kept running after an AppWrapper CustomResourceDefinition appeared")
+		t.Fatal("the manager kept running after a PyTorchJob CustomResourceDefinition appeared")
 	}
 
 	framework.Eventually(t, "a new manager to refuse to start", func(ctx context.Context) (bool, error) {
 		_, err := manager.New(ctx, cluster.RestConfig, cfg, manager.Options{SeveralPerProcess: true})
 		if err == nil {
-			return false, fmt.Errorf("started although the cluster serves AppWrappers")
+			return false, fmt.Errorf("started although the cluster serves PyTorchJobs")
 		}
-		if !strings.Contains(err.Error(), "integrations.frameworks[1] (workload.codeflare.dev/appwrapper)") {
+		if !strings.Contains(err.Error(), "integrations.frameworks[1] (kubeflow.org/pytorchjob)") {
 			return false, err
 		}
 		return true, nil
@@ -141,13 +141,13 @@ func TestJobSetInstalledLaterIsSetUpOnRestart(t *testing.T) {
 	})
 }
 
-func appWrapperCRD() *apiextensionsv1.CustomResourceDefinition {
+func pyTorchJobCRD() *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "appwrappers.workload.codeflare.dev"},
+		ObjectMeta: metav1.ObjectMeta{Name: "pytorchjobs.kubeflow.org"},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "workload.codeflare.dev", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "appwrappers", Singular: "appwrapper", Kind: "AppWrapper", ListKind: "AppWrapperList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta2", Served: true, Storage: true,
+			Group: "kubeflow.org", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "pytorchjobs", Singular: "pytorchjob", Kind: "PyTorchJob", ListKind: "PyTorchJobList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
