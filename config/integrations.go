@@ -7,6 +7,11 @@ import configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 // ThroughPods, which a test keeps in step).
 var ThroughPodsFrameworks = []string{configapi.FrameworkDeployment, configapi.FrameworkStatefulSet, configapi.FrameworkLeaderWorkerSet}
 
+// ResizeGuardWebhook refuses in-place resizes of the Pods a queued
+// Workload counts, whichever integration's they are: it is on whenever
+// any integration is.
+const ResizeGuardWebhook = "vpodresize.kueue.x-k8s.io"
+
 // RunsAsJobSetFrameworks are the integrations whose kinds run as a JobSet
 // (the registry's RunsAs, which a test keeps in step): each turns the
 // JobSet webhooks on, which keep such a JobSet within its job's admission.
@@ -20,6 +25,10 @@ func FrameworksOfWebhook(name string) ([]string, bool) {
 	fw, ok := FrameworkOfWebhook(name)
 	if !ok {
 		return nil, false
+	}
+	if name == ResizeGuardWebhook {
+		// Every kind's Pods can be resized: served with any integration.
+		return append([]string(nil), configapi.ImplementedFrameworks...), true
 	}
 	switch fw {
 	case configapi.FrameworkPod:
@@ -39,7 +48,7 @@ func FrameworkOfWebhook(name string) (string, bool) {
 	switch name {
 	case "mjob.kueue.x-k8s.io", "vjob.kueue.x-k8s.io":
 		return configapi.FrameworkBatchJob, true
-	case "mpod.kueue.x-k8s.io", "vpod.kueue.x-k8s.io":
+	case "mpod.kueue.x-k8s.io", "vpod.kueue.x-k8s.io", ResizeGuardWebhook:
 		return configapi.FrameworkPod, true
 	case "mdeployment.kueue.x-k8s.io", "vdeployment.kueue.x-k8s.io":
 		return configapi.FrameworkDeployment, true

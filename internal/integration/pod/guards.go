@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -118,25 +117,6 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 	return w.Policy.Counts(owner.obj, p), nil
 }
 
-// validateSameRequests refuses an in-place resize (pods/resize) of a Pod
-// sluice queues: its Workload holds the quota of the requests it was
-// created with, and larger ones would run beyond it.
-func validateSameRequests(oldPod, newPod *corev1.Pod) field.ErrorList {
-	if oldPod.Labels[kueue.ManagedLabel] != "true" {
-		return nil
-	}
-	var errs field.ErrorList
-	for i := range newPod.Spec.Containers {
-		if i >= len(oldPod.Spec.Containers) {
-			break
-		}
-		if !equality.Semantic.DeepEqual(oldPod.Spec.Containers[i].Resources, newPod.Spec.Containers[i].Resources) {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "containers").Index(i).Child("resources"),
-				"can't change on a Pod sluice queues: its Workload holds the quota of the requests it was admitted with; create a new Pod instead"))
-		}
-	}
-	return errs
-}
 
 // enabledAncestor tells whether an ancestor of the Pod above its owner is
 // of an enabled kind. A Pod ancestor ends the search: a queued Pod's

@@ -23,7 +23,7 @@ import (
 )
 
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods,verbs=create,versions=v1,name=mpod.kueue.x-k8s.io,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
-// +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods;pods/resize,verbs=create;update,versions=v1,name=vpod.kueue.x-k8s.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate--v1-pod,mutating=false,failurePolicy=fail,sideEffects=None,timeoutSeconds=10,groups="",resources=pods,verbs=create;update,versions=v1,name=vpod.kueue.x-k8s.io,admissionReviewVersions=v1
 
 // Messages of the standalone opt-in's notices.
 const (
@@ -60,8 +60,9 @@ type Webhook struct {
 	Self string
 }
 
-// SetupWebhook registers both webhooks of Pods.
+// SetupWebhook registers both webhooks of Pods, and the resize guard.
 func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
+	mgr.GetWebhookServer().Register(resizePath, &admission.Webhook{Handler: resizeGuard{w}})
 	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).WithDefaulter(w).WithValidator(w).Complete()
 }
 
@@ -226,7 +227,6 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldPod, newPod *corev1.Pod
 	}
 	errs := append(validateStandalone(newPod), validateGroup(newPod)...)
 	errs = append(errs, w.validateStaysQueued(ctx, oldPod, newPod)...)
-	errs = append(errs, validateSameRequests(oldPod, newPod)...)
 	if oldPod.Labels[kueue.PodGroupNameLabel] != newPod.Labels[kueue.PodGroupNameLabel] {
 		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(kueue.PodGroupNameLabel), "is immutable"))
 	}

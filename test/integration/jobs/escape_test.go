@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -264,5 +265,36 @@ func TestJobControlledByAnotherJobIsQueued(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// The Pods of a queued Job can't be resized in place: the Job's Workload
+// holds the quota of the requests they were admitted with. The pod
+// integration is off here: the resize guard is on with any integration.
+// A Pod of a Job sluice doesn't queue may be resized.
+func TestPodsOfAQueuedJobCannotBeResized(t *testing.T) {
+	s := newQueue(t, "2", false)
+	queued := newJob(s.ns, "lq", 1, "1")
+	unqueued := newJob(s.ns, "", 1, "1")
+	cluster.MustCreate(t, queued, unqueued)
+	started := waitJob(t, queued, "to run", running)
+	for _, tc := range []struct {
+		job     *batchv1.Job
+		refused bool
+	}{{started, true}, {getJob(t, unqueued), false}} {
+		// A Pod as the Job controller makes it.
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: cluster.Unique("pod"), Labels: tc.job.Spec.Selector.MatchLabels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tc.job, batchv1.SchemeGroupVersion.WithKind("Job"))}},
+			Spec: *tc.job.Spec.Template.Spec.DeepCopy()}
+		cluster.MustCreate(t, pod)
+		pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		err := cluster.Client.SubResource("resize").Update(context.Background(), pod)
+		switch {
+		case tc.refused && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.containers[0].resources") || !strings.Contains(err.Error(), "Job "+tc.job.Name)):
+			t.Errorf("resizing a Pod of queued Job %s: %v, want refused naming the field and the Job", tc.job.Name, err)
+		case !tc.refused && err != nil:
+			t.Errorf("resizing a Pod of unqueued Job %s: %v", tc.job.Name, err)
+		}
 	}
 }
