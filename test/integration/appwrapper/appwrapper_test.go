@@ -210,11 +210,7 @@ func TestOnlyItsComponentsAreLeftToAnAppWrapper(t *testing.T) {
 	if ptr.Deref(made.Spec.Suspend, false) {
 		t.Fatal("the AppWrapper's component was suspended")
 	}
-	framework.Update(t, cluster.Client, made, func() { made.Spec.Parallelism, made.Spec.Completions = ptr.To(int32(5)), ptr.To(int32(5)) })
-	if !ptr.Deref(made.Spec.Suspend, false) {
-		t.Fatal("a component grown past what the AppWrapper declared kept running as the AppWrapper's")
-	}
-	cluster.WaitWorkload(t, framework.JobWorkload(made), "to queue the grown component on its own", func(*kueue.Workload) error { return nil })
+	cluster.ExpectGrownChildQueued(t, made, 5)
 }
 
 // A running AppWrapper whose component asks for more is suspended in the

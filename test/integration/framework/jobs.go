@@ -77,3 +77,16 @@ func (c *Cluster) NoWorkloadOf(t testing.TB, obj client.Object, lq string) {
 		}
 	}
 }
+
+// ExpectGrownChildQueued grows a running Job that a queued parent made
+// (an Indexed one: its parallelism and completions together) to pods, past
+// what the parent's Workload counts, and checks that the growing update
+// comes back suspended and that the Job is then queued on its own.
+func (c *Cluster) ExpectGrownChildQueued(t testing.TB, j *batchv1.Job, pods int32) {
+	t.Helper()
+	Update(t, c.Client, j, func() { j.Spec.Parallelism, j.Spec.Completions = ptr.To(pods), ptr.To(pods) })
+	if !ptr.Deref(j.Spec.Suspend, false) {
+		t.Fatalf("Job %s, grown past what its parent counts, kept running as its parent's", j.Name)
+	}
+	c.WaitWorkload(t, JobWorkload(j), "to queue the grown Job on its own", func(*kueue.Workload) error { return nil })
+}

@@ -138,25 +138,11 @@ func TestEvictedJobSetIsSuspendedAndRestored(t *testing.T) {
 }
 
 // A JobSet's child Jobs are its own: counted by its Workload, never queued
-// one by one, whatever their labels.
+// one by one, whatever their labels. One grown beyond its replicated Job is
+// no longer one the JobSet makes: its Workload does not count the pods it
+// would add, so the growing update comes back suspended, and the Job is
+// queued on its own.
 func TestChildJobsOfAJobSetAreLeftToIt(t *testing.T) {
-	ns, _ := newQueue(t, "5")
-	js := newJobSet(ns, "lq")
-	cluster.MustCreate(t, js)
-	started := waitJobSet(t, js, "to run", running)
-	child := childJob(started, "workers", 0)
-	child.Labels[kueue.QueueNameLabel] = "lq"
-	cluster.MustCreate(t, child)
-	if ptr.Deref(child.Spec.Suspend, false) {
-		t.Fatal("the webhook suspended a running JobSet's child Job")
-	}
-	cluster.NoWorkloadOf(t, child, "lq")
-}
-
-// A JobSet's Job grown beyond its replicated Job is no longer one the
-// JobSet makes: its Workload does not count the pods it would add, so the
-// growing update comes back suspended, and the Job is queued on its own.
-func TestGrownChildJobOfAJobSetIsQueuedOnItsOwn(t *testing.T) {
 	ns, _ := newQueue(t, "8")
 	js := newJobSet(ns, "lq")
 	cluster.MustCreate(t, js)
@@ -169,11 +155,8 @@ func TestGrownChildJobOfAJobSetIsQueuedOnItsOwn(t *testing.T) {
 	if ptr.Deref(child.Spec.Suspend, false) {
 		t.Fatal("the webhook suspended a running JobSet's child Job")
 	}
-	framework.Update(t, cluster.Client, child, func() { child.Spec.Parallelism, child.Spec.Completions = ptr.To(int32(6)), ptr.To(int32(6)) })
-	if !ptr.Deref(child.Spec.Suspend, false) {
-		t.Fatal("a JobSet's Job grown past its replicated Job kept running as the JobSet's")
-	}
-	cluster.WaitWorkload(t, framework.JobWorkload(child), "to queue the grown Job on its own", func(*kueue.Workload) error { return nil })
+	cluster.NoWorkloadOf(t, child, "lq")
+	cluster.ExpectGrownChildQueued(t, child, 6)
 }
 
 // A queued JobSet counts the Jobs it makes, nothing else: a Pod or a
