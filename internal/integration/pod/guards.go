@@ -117,7 +117,6 @@ func (w *Webhook) ownedByQueuedParent(ctx context.Context, p *corev1.Pod) (bool,
 	return w.Policy.Counts(owner.obj, p), nil
 }
 
-
 // enabledAncestor tells whether an ancestor of the Pod above its owner is
 // of an enabled kind. A Pod ancestor ends the search: a queued Pod's
 // Workload counts only that Pod (a LeaderWorkerSet's leader owns its
