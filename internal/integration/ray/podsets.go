@@ -3,8 +3,8 @@
 // spec.suspend, with the Ray cluster's head and worker groups (and a
 // RayJob's submitter) as pod sets, the flavors injected into their pod
 // templates, and their webhook rules: nothing that would let a Ray cluster
-// grow past its admission (autoscaling, an existing cluster, a cluster
-// outliving its job). A RayService is queued through the RayClusters
+// grow past its admission (autoscaling beyond the maxReplicas its Workload
+// counts, an existing cluster, a cluster outliving its job). A RayService is queued through the RayClusters
 // KubeRay makes for it (service.go). It must not own the Workload
 // lifecycle (internal/integration does).
 package ray
@@ -39,10 +39,16 @@ func workerPodSet(wg *rayv1.WorkerGroupSpec) kueue.PodSetReference {
 	return kueue.PodSetReference(strings.ToLower(wg.GroupName))
 }
 
-// workerCount is how many pods a worker group runs: its replicas (KubeRay
-// starts minReplicas when unset) times its hosts per replica.
-func workerCount(wg *rayv1.WorkerGroupSpec) int64 {
+// workerCount is how many pods a worker group runs at most: its replicas
+// (KubeRay starts minReplicas when unset) times its hosts per replica. An
+// autoscaling cluster's autoscaler moves the replicas between minReplicas
+// and maxReplicas: its Workload counts maxReplicas, so that the cluster
+// scales within its admission.
+func workerCount(wg *rayv1.WorkerGroupSpec, autoscaling bool) int64 {
 	replicas := ptr.Deref(wg.Replicas, ptr.Deref(wg.MinReplicas, 0))
+	if autoscaling {
+		replicas = ptr.Deref(wg.MaxReplicas, 0)
+	}
 	return int64(replicas) * int64(max(wg.NumOfHosts, 1))
 }
 
@@ -56,21 +62,23 @@ func clusterPodSets(spec *rayv1.RayClusterSpec, path *field.Path, reserved int) 
 	podSets := []kueue.PodSet{{Name: HeadPodSet, Count: 1, Template: *spec.HeadGroupSpec.Template.DeepCopy()}}
 	for i := range spec.WorkerGroupSpecs {
 		wg := &spec.WorkerGroupSpecs[i]
-		podSets = append(podSets, kueue.PodSet{Name: workerPodSet(wg), Count: int32(workerCount(wg)), Template: *wg.Template.DeepCopy()})
+		podSets = append(podSets, kueue.PodSet{Name: workerPodSet(wg), Count: int32(workerCount(wg, autoscales(spec))), Template: *wg.Template.DeepCopy()})
 	}
 	return podSets, nil
+}
+
+// autoscales tells whether KubeRay's autoscaler sizes the cluster.
+func autoscales(spec *rayv1.RayClusterSpec) bool {
+	return ptr.Deref(spec.EnableInTreeAutoscaling, false)
 }
 
 // validateCluster checks what clusterPodSets needs, and what would let the
 // cluster grow past its admission: at most maxPodSets-reserved worker
 // groups (reserved: the head and a submitter), names that are distinct
-// pod-set names, counts that fit, no autoscaling.
+// pod-set names, counts that fit, and for an autoscaling cluster a bound
+// on each group's replicas.
 func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, reserved int) field.ErrorList {
 	var errs field.ErrorList
-	if ptr.Deref(spec.EnableInTreeAutoscaling, false) {
-		errs = append(errs, field.Forbidden(path.Child("enableInTreeAutoscaling"),
-			"a queued Ray cluster can't autoscale: its Workload holds the quota of the replicas it was admitted with"))
-	}
 	groups := path.Child("workerGroupSpecs")
 	if n := len(spec.WorkerGroupSpecs); n > maxPodSets-reserved {
 		errs = append(errs, field.TooMany(groups, n, maxPodSets-reserved))
@@ -87,11 +95,17 @@ func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, reserved int)
 			errs = append(errs, field.Duplicate(p.Child("groupName"), wg.GroupName))
 		}
 		seen[name] = true
-		if ptr.Deref(wg.Replicas, 0) < 0 || ptr.Deref(wg.MinReplicas, 0) < 0 || wg.NumOfHosts < 0 {
-			errs = append(errs, field.Invalid(p.Child("replicas"), ptr.Deref(wg.Replicas, 0), "replicas, minReplicas and numOfHosts must not be negative"))
+		if ptr.Deref(wg.Replicas, 0) < 0 || ptr.Deref(wg.MinReplicas, 0) < 0 || ptr.Deref(wg.MaxReplicas, 0) < 0 || wg.NumOfHosts < 0 {
+			errs = append(errs, field.Invalid(p.Child("replicas"), ptr.Deref(wg.Replicas, 0), "replicas, minReplicas, maxReplicas and numOfHosts must not be negative"))
 			continue
 		}
-		if count := workerCount(wg); count > math.MaxInt32 {
+		if autoscales(spec) && (wg.MaxReplicas == nil || *wg.MaxReplicas == math.MaxInt32) {
+			// KubeRay's default maxReplicas is the largest int32: no bound.
+			errs = append(errs, field.Required(p.Child("maxReplicas"),
+				"an autoscaling Ray cluster's worker group needs a maxReplicas: its Workload holds the quota of the most replicas the autoscaler may start"))
+			continue
+		}
+		if count := workerCount(wg, autoscales(spec)); count > math.MaxInt32 {
 			errs = append(errs, field.Invalid(p.Child("replicas"), ptr.Deref(wg.Replicas, 0),
 				fmt.Sprintf("replicas times numOfHosts must not exceed %d", math.MaxInt32)))
 		}

@@ -22,6 +22,23 @@ func group(name string, replicas *int32, minReplicas int32, hosts int32) rayv1.W
 	return rayv1.WorkerGroupSpec{GroupName: name, Replicas: replicas, MinReplicas: ptr.To(minReplicas), NumOfHosts: hosts}
 }
 
+func autoscaled(name string, minReplicas, maxReplicas int32) rayv1.WorkerGroupSpec {
+	wg := group(name, ptr.To(minReplicas), minReplicas, 1)
+	wg.MaxReplicas = ptr.To(maxReplicas)
+	return wg
+}
+
+// An autoscaling cluster is counted at its groups' maxReplicas: the
+// autoscaler moves the replicas below it within the admission.
+func TestAutoscalingClusterIsCountedAtItsMaximum(t *testing.T) {
+	s := spec(autoscaled("workers", 1, 5))
+	s.EnableInTreeAutoscaling = ptr.To(true)
+	podSets, errs := clusterPodSets(s, clusterPath, 1)
+	if len(errs) > 0 || len(podSets) != 2 || podSets[1].Count != 5 {
+		t.Fatalf("pod sets %+v (%v), want workers counted at maxReplicas 5", podSets, errs)
+	}
+}
+
 func TestClusterPodSets(t *testing.T) {
 	podSets, errs := clusterPodSets(spec(group("GPU", ptr.To(int32(3)), 1, 2), group("cpu", nil, 2, 0)), clusterPath, 1)
 	if len(errs) > 0 {
@@ -43,7 +60,10 @@ func TestClusterRules(t *testing.T) {
 		spec *rayv1.RayClusterSpec
 		want string
 	}{
-		"autoscaling":       {&rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true)}, "enableInTreeAutoscaling: Forbidden"},
+		"autoscaling without maxReplicas": {&rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true), WorkerGroupSpecs: []rayv1.WorkerGroupSpec{group("a", nil, 1, 1)}},
+			"workerGroupSpecs[0].maxReplicas: Required"},
+		"autoscaling with KubeRay's unbounded maxReplicas": {&rayv1.RayClusterSpec{EnableInTreeAutoscaling: ptr.To(true), WorkerGroupSpecs: []rayv1.WorkerGroupSpec{autoscaled("a", 1, math.MaxInt32)}},
+			"workerGroupSpecs[0].maxReplicas: Required"},
 		"reserved name":     {spec(group("Head", ptr.To(int32(1)), 0, 1)), "groupName: Duplicate value"},
 		"invalid name":      {spec(group("a_b", ptr.To(int32(1)), 0, 1)), "must be a pod-set name"},
 		"negative replicas": {spec(group("a", ptr.To(int32(-1)), 0, 1)), "must not be negative"},

@@ -121,7 +121,10 @@ func TestRayJobWebhookRules(t *testing.T) {
 		want   string
 	}{
 		{"an existing cluster", func(rj *rayv1.RayJob) { rj.Spec.ClusterSelector = map[string]string{"ray.io/cluster": "shared"} }, "spec.clusterSelector: Forbidden"},
-		{"autoscaling", func(rj *rayv1.RayJob) { rj.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true) }, "spec.rayClusterSpec.enableInTreeAutoscaling: Forbidden"},
+		{"autoscaling without a bound", func(rj *rayv1.RayJob) {
+			rj.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true)
+			rj.Spec.RayClusterSpec.WorkerGroupSpecs[0].MaxReplicas = nil
+		}, "spec.rayClusterSpec.workerGroupSpecs[0].maxReplicas: Required"},
 		{"a cluster outliving the job", func(rj *rayv1.RayJob) { rj.Spec.ShutdownAfterJobFinishes = false }, "spec.shutdownAfterJobFinishes: Invalid value: false"},
 		{"more worker groups than a Workload holds", func(rj *rayv1.RayJob) {
 			for i := range 6 {
@@ -260,6 +263,34 @@ func TestScaledRunningRayClusterStopsAndRequeues(t *testing.T) {
 		t.Fatal("a running RayCluster scaled up was not suspended in the same update")
 	}
 	waitRequeued(t, workloadOf(rc, ray.ClusterKind), "head=1,workers=4")
+}
+
+// An autoscaling RayCluster is admitted for its groups' maxReplicas; the
+// autoscaler moves its replicas within them without stopping it, and a
+// raised maxReplicas suspends it in the same update.
+func TestAutoscalingRayClusterScalesWithinItsAdmission(t *testing.T) {
+	ns, _ := newQueue(t, "5")
+	rc := newRayCluster(ns, "lq")
+	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	cluster.MustCreate(t, rc)
+	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to be admitted at maxReplicas", func(wl *kueue.Workload) error {
+		if podSetsOf(wl) != "head=1,workers=4" {
+			return fmt.Errorf("pod sets %s", podSetsOf(wl))
+		}
+		return admitted(wl)
+	})
+	started := waitFor(t, rc, "to run", running)
+	for _, replicas := range []int32{4, 1} {
+		framework.Update(t, cluster.Client, started, func() { started.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(replicas) })
+		if ptr.Deref(started.Spec.Suspend, false) {
+			t.Fatalf("the autoscaler's %d replicas, within maxReplicas, suspended the cluster", replicas)
+		}
+	}
+	framework.Update(t, cluster.Client, started, func() { started.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To(int32(6)) })
+	if !ptr.Deref(started.Spec.Suspend, false) {
+		t.Fatal("a running autoscaling RayCluster given a larger maxReplicas was not suspended in the same update")
+	}
+	waitRequeued(t, wl, "head=1,workers=6")
 }
 
 // waitRequeued waits until the Workload queues again, unadmitted, with

@@ -97,8 +97,10 @@ func TestRayServiceWebhookRules(t *testing.T) {
 		mutate func(*rayv1.RayService)
 		want   string
 	}{
-		{"autoscaling", func(rs *rayv1.RayService) { rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true) },
-			"spec.rayClusterConfig.enableInTreeAutoscaling: Forbidden"},
+		{"autoscaling without a bound", func(rs *rayv1.RayService) {
+			rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true)
+			rs.Spec.RayClusterSpec.WorkerGroupSpecs[0].MaxReplicas = nil
+		}, "spec.rayClusterConfig.workerGroupSpecs[0].maxReplicas: Required"},
 		{"an incremental upgrade", func(rs *rayv1.RayService) {
 			rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.NewClusterWithIncrementalUpgrade)}
 		}, `spec.upgradeStrategy.type: Unsupported value: "NewClusterWithIncrementalUpgrade"`},
@@ -126,15 +128,15 @@ func TestRayServiceWebhookRules(t *testing.T) {
 	// An accepted service can't be edited into one of them either.
 	rs := newRayService(ns, "lq")
 	cluster.MustCreate(t, rs)
-	rs.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true)
-	if err := cluster.Client.Update(context.Background(), rs); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "enableInTreeAutoscaling") {
-		t.Fatalf("update: %v, want Invalid naming enableInTreeAutoscaling", err)
+	rs.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.NewClusterWithIncrementalUpgrade)}
+	if err := cluster.Client.Update(context.Background(), rs); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.upgradeStrategy.type") {
+		t.Fatalf("update: %v, want Invalid naming spec.upgradeStrategy.type", err)
 	}
 
 	other := cluster.Unique("unmanaged")
 	cluster.MustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}})
 	free := newRayService(other, "")
-	free.Spec.RayClusterSpec.EnableInTreeAutoscaling = ptr.To(true)
+	free.Spec.UpgradeStrategy = &rayv1.RayServiceUpgradeStrategy{Type: ptr.To(rayv1.NewClusterWithIncrementalUpgrade)}
 	cluster.MustCreate(t, free)
 }
 
