@@ -39,13 +39,14 @@ import (
 // configurations rendered from the project's own kustomization
 // (webhooks.yaml). sluice dev serves the addon's webhooks with the
 // certificates it serves sluice's with, and turns on the sluice
-// integration that queues the addon's kind.
+// integrations that queue the addon's kinds.
 type addon struct {
 	name string
-	// framework is the integration that queues the addon's kind.
-	framework string
+	// frameworks are the integrations that queue the addon's kinds.
+	frameworks []string
 	// configAPIVersion is the apiVersion of the controller's
 	// Configuration file (the projects follow the kubebuilder layout).
+	// Empty: the controller is configured by flags (KubeRay).
 	configAPIVersion string
 	// certManagementField is the Configuration field that turns the
 	// controller's own certificate management off.
@@ -57,14 +58,19 @@ type addon struct {
 	// folder (the trainer's); the controller reads controller-runtime's
 	// default, under its TMPDIR.
 	certsFromTempDir bool
+	// noWebhooks: the controller runs without webhooks of its own
+	// (KubeRay's RayCluster webhook is optional and only validates), and
+	// make addons renders none.
+	noWebhooks bool
 }
 
 // knownAddons are what --with takes.
 var knownAddons = []addon{
-	{name: "jobset", framework: configapi.FrameworkJobSet, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
-	{name: "lws", framework: configapi.FrameworkLeaderWorkerSet, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
-	{name: "trainer", framework: configapi.FrameworkTrainJob, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
+	{name: "jobset", frameworks: []string{configapi.FrameworkJobSet}, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "lws", frameworks: []string{configapi.FrameworkLeaderWorkerSet}, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "trainer", frameworks: []string{configapi.FrameworkTrainJob}, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
 		needs: []string{"jobset"}, certsFromTempDir: true},
+	{name: "ray", frameworks: []string{configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService}, noWebhooks: true},
 }
 
 func addonNames() string {
@@ -92,7 +98,7 @@ func parseAddons(names []string, assets string) ([]addon, error) {
 		if slices.ContainsFunc(out, func(o addon) bool { return o.name == name }) {
 			continue
 		}
-		for _, file := range []string{a.binary(assets), a.webhooksFile(assets), a.crdDir(assets)} {
+		for _, file := range a.builtFiles(assets) {
 			if _, err := os.Stat(file); err != nil {
 				return nil, fmt.Errorf("--with %s: %s not found (run `make addons` to build it): %w", name, file, err)
 			}
@@ -115,6 +121,14 @@ func (a addon) webhooksFile(assets string) string {
 	return filepath.Join(a.dir(assets), "webhooks.yaml")
 }
 func (a addon) crdDir(assets string) string { return filepath.Join(a.dir(assets), "crds") }
+
+// builtFiles are what make addons puts in assets for the addon.
+func (a addon) builtFiles(assets string) []string {
+	if a.noWebhooks {
+		return []string{a.binary(assets), a.crdDir(assets)}
+	}
+	return []string{a.binary(assets), a.webhooksFile(assets), a.crdDir(assets)}
+}
 
 // componentName names the addon's process and its log file.
 func (a addon) componentName() string { return a.name + "-controller" }
@@ -158,6 +172,9 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 	if err != nil {
 		return componentSpec{}, err
 	}
+	if a.configAPIVersion == "" {
+		return flagConfiguredSpec(a, f, probe), nil
+	}
 	webhook := map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir}
 	cfg := map[string]any{
 		"apiVersion":          a.configAPIVersion,
@@ -192,6 +209,19 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 		env:    env,
 		health: "http://" + probe + "/readyz",
 	}, nil
+}
+
+// flagConfiguredSpec runs a controller configured by flags, as KubeRay's
+// operator is: the same settings as a Configuration file's above, without
+// webhooks.
+func flagConfiguredSpec(a addon, f clusterFiles, probe string) componentSpec {
+	return componentSpec{
+		name:   a.componentName(),
+		binary: a.binary(f.assets),
+		args: []string{"--kubeconfig=" + f.kubeconfig, "--enable-leader-election=false", "--metrics-addr=0",
+			"--health-probe-bind-address=" + probe, "--log-stdout-encoder=console"},
+		health: "http://" + probe + "/readyz",
+	}
 }
 
 // tempDirWithCerts makes tmp a temporary folder whose
@@ -334,6 +364,12 @@ func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFile
 		if err != nil {
 			return err
 		}
+		if a.noWebhooks {
+			if err := c.components.start(ctx, spec, f.logDir); err != nil {
+				return err
+			}
+			continue
+		}
 		objs, urls, err := addonWebhooks(a, f.assets, serving)
 		if err != nil {
 			return err
@@ -358,8 +394,10 @@ func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFile
 // configuration file named other frameworks.
 func withAddonFrameworks(cfg *configapi.Configuration, addons []addon) {
 	for _, a := range addons {
-		if !slices.Contains(cfg.Integrations.Frameworks, a.framework) {
-			cfg.Integrations.Frameworks = append(cfg.Integrations.Frameworks, a.framework)
+		for _, framework := range a.frameworks {
+			if !slices.Contains(cfg.Integrations.Frameworks, framework) {
+				cfg.Integrations.Frameworks = append(cfg.Integrations.Frameworks, framework)
+			}
 		}
 	}
 }

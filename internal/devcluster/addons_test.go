@@ -3,6 +3,7 @@ package devcluster
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestParseAddons(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].name != "jobset" {
 		t.Fatalf("jobset given twice: got %v, %v; want one addon", got, err)
 	}
-	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer)`) {
+	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray)`) {
 		t.Errorf("unknown name: got %v", err)
 	}
 	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
@@ -48,6 +49,50 @@ func TestParseAddons(t *testing.T) {
 	}
 	if got, err := parseAddons([]string{"trainer", "jobset"}, assets); err != nil || len(got) != 2 {
 		t.Errorf("the trainer with JobSet: got %v, %v", got, err)
+	}
+	// KubeRay runs without webhooks: make addons renders none, and none
+	// is asked for.
+	ray := filepath.Join(assets, "addons", "ray")
+	if err := os.MkdirAll(filepath.Join(ray, "crds"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseAddons([]string{"ray"}, assets); err == nil || !strings.Contains(err.Error(), "controller not found") {
+		t.Errorf("KubeRay not built: got %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(ray, "controller"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := parseAddons([]string{"ray"}, assets); err != nil || len(got) != 1 || !got[0].noWebhooks {
+		t.Errorf("KubeRay without webhooks.yaml: got %v, %v", got, err)
+	}
+}
+
+// KubeRay's operator takes flags, not a Configuration file: the same
+// settings as the others' (no leader election, no metrics, health on the
+// port sluice dev probes) and the local kubeconfig.
+func TestFlagConfiguredAddonSpec(t *testing.T) {
+	f := clusterFiles{assets: "/assets", dataDir: t.TempDir(), kubeconfig: "/data/kubeconfig"}
+	i := slices.IndexFunc(knownAddons, func(a addon) bool { return a.name == "ray" })
+	spec, err := addonSpec(knownAddons[i], f, addonServing{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.binary != "/assets/addons/ray/controller" || spec.name != "ray-controller" {
+		t.Errorf("spec: %+v", spec)
+	}
+	args := strings.Join(spec.args, " ")
+	for _, want := range []string{"--kubeconfig=/data/kubeconfig", "--enable-leader-election=false", "--metrics-addr=0", "--health-probe-bind-address="} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	probe := strings.TrimPrefix(spec.health, "http://")
+	if !strings.Contains(args, "--health-probe-bind-address="+strings.TrimSuffix(probe, "/readyz")) {
+		t.Errorf("health %s is not where the controller serves it: %s", spec.health, args)
+	}
+	entries, err := os.ReadDir(f.dataDir)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("a flag-configured controller wrote %v (%v), want no configuration file", entries, err)
 	}
 }
 
@@ -115,7 +160,8 @@ func TestAddonWebhooksPointAtTheLocalServer(t *testing.T) {
 func TestAddonFrameworksAreTurnedOn(t *testing.T) {
 	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}}}
 	withAddonFrameworks(cfg, knownAddons)
-	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet, configapi.FrameworkTrainJob}
+	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet, configapi.FrameworkTrainJob,
+		configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService}
 	if strings.Join(cfg.Integrations.Frameworks, ",") != strings.Join(want, ",") {
 		t.Errorf("frameworks: got %v, want %v", cfg.Integrations.Frameworks, want)
 	}
