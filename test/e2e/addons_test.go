@@ -21,10 +21,10 @@ import (
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 )
 
-// The suite's sluice dev runs with --with jobset,lws,trainer: the real
-// JobSet, LeaderWorkerSet and Kubeflow trainer controllers, built from
-// their modules by `make addons`, serve their webhooks with certificates
-// sluice dev provides.
+// The suite's sluice dev runs with --with jobset,lws,trainer,ray: the real
+// JobSet, LeaderWorkerSet, Kubeflow trainer and KubeRay controllers, built
+// from their modules by `make addons`; the first three serve their
+// webhooks with certificates sluice dev provides.
 
 // oneCPUTemplate is a pod template of one 1-CPU container running for
 // runFor ("" keeps it running).
@@ -63,6 +63,23 @@ func workloadOwnedBy(ctx context.Context, c client.Client, ns string, uid types.
 	return nil, nil
 }
 
+// waitingForQuota waits until the Workload of obj waits for
+// quota, and returns it.
+func waitingForQuota(t *testing.T, c client.Client, ns string, obj client.Object) *kueue.Workload {
+	t.Helper()
+	var waiting *kueue.Workload
+	eventually(t, "the Workload of "+obj.GetName()+" to wait for quota", func(ctx context.Context) (bool, error) {
+		wl, err := workloadOwnedBy(ctx, c, ns, obj.GetUID())
+		if err != nil || wl == nil {
+			return false, err
+		}
+		waiting = wl
+		cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == kueue.ReasonWaitingForQuota, nil
+	})
+	return waiting
+}
+
 func jobSetCompleted(ctx context.Context, c client.Client, js *jobset.JobSet) (bool, error) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(js), js); err != nil {
 		return false, err
@@ -92,14 +109,7 @@ func TestJobSetsWaitRunAndCompleteWithTheJobSetController(t *testing.T) {
 	if err := c.Create(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the second JobSet's Workload to wait for quota", func(ctx context.Context) (bool, error) {
-		wl, err := workloadOwnedBy(ctx, c, ns, second.UID)
-		if err != nil || wl == nil {
-			return false, err
-		}
-		cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
-		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == kueue.ReasonWaitingForQuota, nil
-	})
+	waitingForQuota(t, c, ns, second)
 	// While it waits, it is suspended and none of its pods exists.
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
 		t.Fatal(err)

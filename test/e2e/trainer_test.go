@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,16 +102,7 @@ func TestTrainJobsWaitRunAndCompleteWithTheTrainer(t *testing.T) {
 	if err := c.Create(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
-	var waiting *kueue.Workload
-	eventually(t, "the second TrainJob's Workload to wait for quota", func(ctx context.Context) (bool, error) {
-		wl, err := workloadOwnedBy(ctx, c, ns, second.GetUID())
-		if err != nil || wl == nil {
-			return false, err
-		}
-		waiting = wl
-		cond := meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
-		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == kueue.ReasonWaitingForQuota, nil
-	})
+	waiting := waitingForQuota(t, c, ns, second)
 	if len(waiting.Spec.PodSets) != 1 || waiting.Spec.PodSets[0].Name != "node" || waiting.Spec.PodSets[0].Count != 2 {
 		t.Errorf("the waiting Workload's pod sets %+v, want the JobSet's node=2", waiting.Spec.PodSets)
 	}
