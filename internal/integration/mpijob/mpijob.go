@@ -155,7 +155,30 @@ func (j *MPIJob) Run(infos []integration.PodSetInfo) error {
 	if err := j.templates().InjectByName(infos); err != nil {
 		return err
 	}
+	cleanUpWhenFinished(j.MPIJob)
 	j.Spec.RunPolicy.Suspend = ptr.To(false)
+	return nil
+}
+
+var cleanPodPolicyPath = field.NewPath("spec", "runPolicy", "cleanPodPolicy")
+
+// cleanUpWhenFinished makes a running MPIJob's workers end with it. The
+// operator's default, None, leaves them running once the launcher is done
+// (and reports no active worker), while the finished Workload gives their
+// quota back; Running deletes the running and pending ones.
+func cleanUpWhenFinished(job *mpiv2.MPIJob) {
+	if policy := job.Spec.RunPolicy.CleanPodPolicy; policy == nil || *policy == mpiv2.CleanPodPolicyNone {
+		job.Spec.RunPolicy.CleanPodPolicy = ptr.To(mpiv2.CleanPodPolicyRunning)
+	}
+}
+
+// validateCleanPodPolicy refuses None on a queued MPIJob: its workers
+// would outlive the admission (see cleanUpWhenFinished).
+func validateCleanPodPolicy(job *mpiv2.MPIJob) field.ErrorList {
+	if policy := job.Spec.RunPolicy.CleanPodPolicy; policy != nil && *policy == mpiv2.CleanPodPolicyNone {
+		return field.ErrorList{field.Invalid(cleanPodPolicyPath, *policy,
+			"a queued MPIJob's workers must end with it (Running or All; unset is set to Running at admission): with None they would keep running on quota given back when the job finishes")}
+	}
 	return nil
 }
 
@@ -214,7 +237,16 @@ func newWebhook(deps integration.Deps) *integration.JobWebhook[*mpiv2.MPIJob] {
 			}
 			return out
 		},
-		QueuedRules:   validate,
-		DefaultUpdate: func(old, job *mpiv2.MPIJob) { integration.SuspendIfGrown(&MPIJob{old}, &MPIJob{job}) },
+		QueuedRules: func(job *mpiv2.MPIJob) field.ErrorList {
+			return append(validate(job), validateCleanPodPolicy(job)...)
+		},
+		DefaultUpdate: func(old, job *mpiv2.MPIJob) {
+			integration.SuspendIfGrown(&MPIJob{old}, &MPIJob{job})
+			// An update that unsets the policy of an MPIJob sluice
+			// started gets the one it was started with.
+			if integration.Started(&MPIJob{job}) && job.Spec.RunPolicy.CleanPodPolicy == nil {
+				cleanUpWhenFinished(job)
+			}
+		},
 	}
 }

@@ -39,6 +39,30 @@ func TestStatus(t *testing.T) {
 	}
 }
 
+func TestStartedWithItsWorkersEndingWithIt(t *testing.T) {
+	for _, tc := range []struct {
+		policy *mpiv2.CleanPodPolicy
+		want   mpiv2.CleanPodPolicy
+	}{
+		{nil, mpiv2.CleanPodPolicyRunning},
+		{ptr.To(mpiv2.CleanPodPolicyNone), mpiv2.CleanPodPolicyRunning},
+		{ptr.To(mpiv2.CleanPodPolicyAll), mpiv2.CleanPodPolicyAll},
+		{ptr.To(mpiv2.CleanPodPolicyRunning), mpiv2.CleanPodPolicyRunning},
+	} {
+		job := &MPIJob{&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{RunPolicy: mpiv2.RunPolicy{CleanPodPolicy: tc.policy, Suspend: ptr.To(true)},
+			MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{mpiv2.MPIReplicaTypeLauncher: {}}}}}
+		if err := job.Run([]integration.PodSetInfo{{Name: "launcher"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ptr.Deref(job.Spec.RunPolicy.CleanPodPolicy, ""); got != tc.want || job.IsSuspended() {
+			t.Errorf("policy %v: started with %q (suspended %v), want %q", tc.policy, got, job.IsSuspended(), tc.want)
+		}
+	}
+	if errs := validateCleanPodPolicy(&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{RunPolicy: mpiv2.RunPolicy{CleanPodPolicy: ptr.To(mpiv2.CleanPodPolicyNone)}}}); len(errs) != 1 || errs[0].Field != "spec.runPolicy.cleanPodPolicy" {
+		t.Errorf("None: %v, want refused naming the field", errs)
+	}
+}
+
 // FuzzMPIJob: pod sets, rules and the grow check answer any decodable
 // MPIJob with errors, never a panic.
 func FuzzMPIJob(f *testing.F) {

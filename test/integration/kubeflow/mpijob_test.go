@@ -117,6 +117,9 @@ func TestMPIJobWebhookRules(t *testing.T) {
 		{"a standalone worker template", func(j *mpiv2.MPIJob) {
 			j.Spec.MPIReplicaSpecs[mpiv2.MPIReplicaTypeWorker].Template.Annotations = map[string]string{kueue.StandaloneAnnotation: "true"}
 		}, "pods of a queued MPIJob are already counted by its Workload"},
+		{"workers that outlive it", func(j *mpiv2.MPIJob) {
+			j.Spec.RunPolicy.CleanPodPolicy = ptr.To(mpiv2.CleanPodPolicyNone)
+		}, `spec.runPolicy.cleanPodPolicy: Invalid value: "None"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			job := newMPIJob(ns, 1)
@@ -149,6 +152,39 @@ func TestGrownRunningMPIJobStopsAndRequeues(t *testing.T) {
 		return nil
 	})
 	cluster.WaitPending(t, wl, kueue.ReasonExceedsMaxQuota)
+}
+
+// The MPI operator's default clean-pod policy, None, leaves the workers
+// running once the launcher is done, when the finished Workload has given
+// their quota back: sluice starts an MPIJob with Running (the operator
+// then deletes them), and an update can't take it away while it runs. A
+// policy the user chose (All) is kept.
+func TestMPIJobWorkersEndWithIt(t *testing.T) {
+	ns, _ := newQueue(t, "6")
+	job := newMPIJob(ns, 1)
+	cluster.MustCreate(t, job)
+	started := waitMPIJob(t, job, "to run", running)
+	if got := ptr.Deref(started.Spec.RunPolicy.CleanPodPolicy, ""); got != mpiv2.CleanPodPolicyRunning {
+		t.Fatalf("started with clean-pod policy %q, want Running", got)
+	}
+	started.Spec.RunPolicy.CleanPodPolicy = nil
+	if err := cluster.Client.Update(context.Background(), started); err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(started.Spec.RunPolicy.CleanPodPolicy, ""); got != mpiv2.CleanPodPolicyRunning {
+		t.Errorf("a running MPIJob's policy unset became %q, want Running kept", got)
+	}
+	started.Spec.RunPolicy.CleanPodPolicy = ptr.To(mpiv2.CleanPodPolicyNone)
+	if err := cluster.Client.Update(context.Background(), started); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.runPolicy.cleanPodPolicy") {
+		t.Errorf("a running MPIJob's policy set to None: got %v, want refused naming the field", err)
+	}
+
+	all := newMPIJob(ns, 1)
+	all.Spec.RunPolicy.CleanPodPolicy = ptr.To(mpiv2.CleanPodPolicyAll)
+	cluster.MustCreate(t, all)
+	if got := ptr.Deref(waitMPIJob(t, all, "to run", running).Spec.RunPolicy.CleanPodPolicy, ""); got != mpiv2.CleanPodPolicyAll {
+		t.Errorf("started with clean-pod policy %q, want the user's All", got)
+	}
 }
 
 // A running MPIJob can't move to another queue, nor be made to look
