@@ -43,7 +43,10 @@ TRAINER_MOD := $(TRAINER_DIR)/go.mod $(TRAINER_DIR)/go.sum
 # KubeRay's operator, a module apart for the same reason.
 KUBERAY_DIR := hack/kuberay
 KUBERAY_MOD := $(KUBERAY_DIR)/go.mod $(KUBERAY_DIR)/go.sum
-DEV_WITH    ?= jobset,lws,trainer,ray
+# Kubeflow's MPI operator, a module apart for the same reason.
+MPI_DIR     := hack/mpi
+MPI_MOD     := $(MPI_DIR)/go.mod $(MPI_DIR)/go.sum
+DEV_WITH    ?= jobset,lws,trainer,ray,mpi
 KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
@@ -97,32 +100,35 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 	@echo ">> building kwok from Go modules"
 	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-## addons: the JobSet, LeaderWorkerSet, Kubeflow trainer and KubeRay controllers, built from their own modules (hack/addons, hack/trainer, hack/kuberay) with their CRDs and webhook configurations beside them
-addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller $(ADDONS_BIN)/ray/controller
+## addons: the JobSet, LeaderWorkerSet, Kubeflow trainer, KubeRay and MPI controllers, built from their own modules (hack/addons, hack/trainer, hack/kuberay, hack/mpi) with their CRDs and webhook configurations beside them
+addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller $(ADDONS_BIN)/ray/controller $(ADDONS_BIN)/mpi/controller
 
 # build-addon: $(1) the folder of the module that pins it, $(2) the
-# project's module, $(3) its main package, $(4) its CRD folder and $(5) its
-# webhook kustomization, both inside the project's module (none: the
-# controller runs without webhooks).
+# project's module, $(3) its main package, $(4) its CRD files (a glob) and
+# $(5) its webhook kustomization, both inside the project's module (none:
+# the controller runs without webhooks).
 define build-addon
 	@echo ">> building $(3) from its module ($(1)): about 5 minutes on a cold Go build cache"
 	cd $(1) && go build -ldflags='-s -w' -o $@.tmp $(3)
 	dir="$$(cd $(1) && go list -m -f '{{.Dir}}' $(2))" && rm -rf $(@D)/crds && mkdir -p $(@D)/crds && \
-	  cp "$$dir"/$(4)/*.yaml $(@D)/crds/ $(if $(5),&& $(K8S_BIN)/kubectl kustomize "$$dir/$(5)" > $(@D)/webhooks.yaml)
+	  cp "$$dir"/$(4) $(@D)/crds/ $(if $(5),&& $(K8S_BIN)/kubectl kustomize "$$dir/$(5)" > $(@D)/webhooks.yaml)
 	mv $@.tmp $@
 endef
 
 $(ADDONS_BIN)/jobset/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/jobset,sigs.k8s.io/jobset,config/components/crd/bases,config/components/webhook)
+	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/jobset,sigs.k8s.io/jobset,config/components/crd/bases/*.yaml,config/components/webhook)
 
 $(ADDONS_BIN)/lws/controller: $(ADDONS_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/lws,sigs.k8s.io/lws/cmd,config/crd/bases,config/webhook)
+	$(call build-addon,$(ADDONS_DIR),sigs.k8s.io/lws,sigs.k8s.io/lws/cmd,config/crd/bases/*.yaml,config/webhook)
 
 $(ADDONS_BIN)/trainer/controller: $(TRAINER_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,$(TRAINER_DIR),github.com/kubeflow/trainer/v2,github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager,manifests/base/crds,manifests/base/webhook)
+	$(call build-addon,$(TRAINER_DIR),github.com/kubeflow/trainer/v2,github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager,manifests/base/crds/*.yaml,manifests/base/webhook)
 
 $(ADDONS_BIN)/ray/controller: $(KUBERAY_MOD) $(K8S_BIN)/kubectl
-	$(call build-addon,$(KUBERAY_DIR),github.com/ray-project/kuberay/ray-operator,github.com/ray-project/kuberay/ray-operator,config/crd/bases,)
+	$(call build-addon,$(KUBERAY_DIR),github.com/ray-project/kuberay/ray-operator,github.com/ray-project/kuberay/ray-operator,config/crd/bases/*.yaml,)
+
+$(ADDONS_BIN)/mpi/controller: $(MPI_MOD) $(K8S_BIN)/kubectl
+	$(call build-addon,$(MPI_DIR),github.com/kubeflow/mpi-operator,github.com/kubeflow/mpi-operator/cmd/mpi-operator,manifests/base/kubeflow.org_mpijobs.yaml,)
 
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:

@@ -46,8 +46,12 @@ type addon struct {
 	frameworks []string
 	// configAPIVersion is the apiVersion of the controller's
 	// Configuration file (the projects follow the kubebuilder layout).
-	// Empty: the controller is configured by flags (KubeRay).
+	// Empty: the controller is configured by flags, given by flags.
 	configAPIVersion string
+	// flags, for a controller configured by flags, are its command line
+	// (kubeconfig: the local cluster's; probe: a free address for its
+	// health checks) and the URL that answers when it is healthy.
+	flags func(kubeconfig, probe string) (args []string, health string)
 	// certManagementField is the Configuration field that turns the
 	// controller's own certificate management off.
 	certManagementField string
@@ -62,6 +66,9 @@ type addon struct {
 	// (KubeRay's RayCluster webhook is optional and only validates), and
 	// make addons renders none.
 	noWebhooks bool
+	// fixedPort, when set, is a port the controller listens on whatever
+	// its flags say, on every interface.
+	fixedPort int
 }
 
 // knownAddons are what --with takes.
@@ -70,7 +77,29 @@ var knownAddons = []addon{
 	{name: "lws", frameworks: []string{configapi.FrameworkLeaderWorkerSet}, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
 	{name: "trainer", frameworks: []string{configapi.FrameworkTrainJob}, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
 		needs: []string{"jobset"}, certsFromTempDir: true},
-	{name: "ray", frameworks: []string{configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService}, noWebhooks: true},
+	{name: "ray", frameworks: []string{configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService},
+		flags: kubeRayFlags, noWebhooks: true},
+	{name: "mpi", frameworks: []string{configapi.FrameworkMPIJob}, flags: mpiOperatorFlags, noWebhooks: true, fixedPort: mpiOperatorHealthPort},
+}
+
+// kubeRayFlags: the settings a Configuration file gives the others (no
+// leader election, no metrics, health on the probe address).
+func kubeRayFlags(kubeconfig, probe string) ([]string, string) {
+	return []string{"--kubeconfig=" + kubeconfig, "--enable-leader-election=false", "--metrics-addr=0",
+		"--health-probe-bind-address=" + probe, "--log-stdout-encoder=console"}, "http://" + probe + "/readyz"
+}
+
+// mpiOperatorHealthPort is where the MPI operator answers health checks:
+// the port is fixed, so one local cluster at a time on a machine can run
+// it.
+const mpiOperatorHealthPort = 8080
+
+var mpiOperatorHealth = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(mpiOperatorHealthPort)) + "/healthz"
+
+// mpiOperatorFlags: the MPI operator always elects a leader, in the lock
+// namespace, which must exist (its default, mpi-operator, does not here).
+func mpiOperatorFlags(kubeconfig, _ string) ([]string, string) {
+	return []string{"--kubeConfig=" + kubeconfig, "--lock-namespace=default"}, mpiOperatorHealth
 }
 
 func addonNames() string {
@@ -172,7 +201,7 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 	if err != nil {
 		return componentSpec{}, err
 	}
-	if a.configAPIVersion == "" {
+	if a.flags != nil {
 		return flagConfiguredSpec(a, f, probe), nil
 	}
 	webhook := map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir}
@@ -211,16 +240,32 @@ func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, er
 	}, nil
 }
 
-// flagConfiguredSpec runs a controller configured by flags, as KubeRay's
-// operator is: the same settings as a Configuration file's above, without
-// webhooks.
+// checkFixedPort fails, naming the addon, when its fixed port is taken:
+// started anyway, the controller would die, or another process would
+// answer its health checks.
+func checkFixedPort(a addon) error {
+	if a.fixedPort == 0 {
+		return nil
+	}
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(a.fixedPort))
+	if err != nil {
+		return fmt.Errorf("--with %s: its controller listens on port %d, which is taken (another local cluster running it?): %w", a.name, a.fixedPort, err)
+	}
+	return l.Close()
+}
+
+// flagConfiguredSpec runs a controller configured by flags (KubeRay's
+// operator, the MPI operator). KUBECONFIG is set too: the MPI operator
+// prefers it to its flag, and the caller's own must never point a local
+// cluster's controller at another cluster.
 func flagConfiguredSpec(a addon, f clusterFiles, probe string) componentSpec {
+	args, health := a.flags(f.kubeconfig, probe)
 	return componentSpec{
 		name:   a.componentName(),
 		binary: a.binary(f.assets),
-		args: []string{"--kubeconfig=" + f.kubeconfig, "--enable-leader-election=false", "--metrics-addr=0",
-			"--health-probe-bind-address=" + probe, "--log-stdout-encoder=console"},
-		health: "http://" + probe + "/readyz",
+		args:   args,
+		env:    []string{"KUBECONFIG=" + f.kubeconfig},
+		health: health,
 	}
 }
 
@@ -356,6 +401,9 @@ func waitWebhooksServed(ctx context.Context, name string, urls []string, caData 
 // and waits until they are served.
 func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFiles, cl client.Client) error {
 	for _, a := range addons {
+		if err := checkFixedPort(a); err != nil {
+			return err
+		}
 		serving, err := newAddonServing(c.Env.WebhookInstallOptions)
 		if err != nil {
 			return err

@@ -1,6 +1,8 @@
 package devcluster
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +36,7 @@ func TestParseAddons(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].name != "jobset" {
 		t.Fatalf("jobset given twice: got %v, %v; want one addon", got, err)
 	}
-	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray)`) {
+	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray, mpi)`) {
 		t.Errorf("unknown name: got %v", err)
 	}
 	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
@@ -161,8 +163,26 @@ func TestAddonFrameworksAreTurnedOn(t *testing.T) {
 	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}}}
 	withAddonFrameworks(cfg, knownAddons)
 	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet, configapi.FrameworkTrainJob,
-		configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService}
+		configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService, configapi.FrameworkMPIJob}
 	if strings.Join(cfg.Integrations.Frameworks, ",") != strings.Join(want, ",") {
 		t.Errorf("frameworks: got %v, want %v", cfg.Integrations.Frameworks, want)
+	}
+}
+
+// A controller whose port is fixed is not started when the port is taken:
+// the error names the addon and the port.
+func TestFixedPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	err = checkFixedPort(addon{name: "mpi", fixedPort: port})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--with mpi: its controller listens on port %d, which is taken", port)) {
+		t.Errorf("taken port: got %v", err)
+	}
+	if err := checkFixedPort(addon{name: "ray"}); err != nil {
+		t.Errorf("no fixed port: %v", err)
 	}
 }
