@@ -21,13 +21,26 @@ import (
 // sample (on-demand or spot).
 func e2eQueue(t *testing.T, c client.Client, name, flavor, cpu string) {
 	t.Helper()
+	e2eQueueOf(t, c, name, flavor, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)})
+}
+
+// e2eQueueOf is e2eQueue with quota for each resource of quotas.
+func e2eQueueOf(t *testing.T, c client.Client, name, flavor string, quotas corev1.ResourceList) {
+	t.Helper()
+	var covered []corev1.ResourceName
+	var resources []kueue.ResourceQuota
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := quotas[r]; ok {
+			covered = append(covered, r)
+			resources = append(resources, kueue.ResourceQuota{Name: r, NominalQuota: q})
+		}
+	}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
 		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ClusterQueueSpec{
 			NamespaceSelector: &metav1.LabelSelector{},
-			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU},
-				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(flavor),
-					Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse(cpu)}}}}}},
+			ResourceGroups: []kueue.ResourceGroup{{CoveredResources: covered,
+				Flavors: []kueue.FlavorQuotas{{Name: kueue.ResourceFlavorReference(flavor), Resources: resources}}}},
 		}},
 		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(name)}},
 	}

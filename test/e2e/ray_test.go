@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -193,6 +195,102 @@ func TestRayJobsWaitRunAndFinishWithKubeRay(t *testing.T) {
 	}
 	if err := c.Delete(t.Context(), second); err != nil {
 		t.Fatal(err)
+	}
+	eventually(t, "the queue to be empty", func(ctx context.Context) (bool, error) { return queueIsEmpty(ctx, c, ns) })
+}
+
+// podsWithinUsage tells whether the namespace's pods that run or may run
+// ask for no more of each resource than its ClusterQueue (named like it)
+// has admitted: what KubeRay adds to the pods it makes is counted.
+func podsWithinUsage(ctx context.Context, c client.Client, ns string) (bool, string, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		return false, "", err
+	}
+	asked := corev1.ResourceList{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, container := range p.Spec.Containers {
+			for name, q := range container.Resources.Requests {
+				sum := asked[name]
+				sum.Add(q)
+				asked[name] = sum
+			}
+		}
+	}
+	cq := &kueue.ClusterQueue{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+		return false, "", err
+	}
+	admitted := corev1.ResourceList{}
+	for _, fu := range cq.Status.FlavorsUsage {
+		for _, r := range fu.Resources {
+			sum := admitted[corev1.ResourceName(r.Name)]
+			sum.Add(r.Total)
+			admitted[corev1.ResourceName(r.Name)] = sum
+		}
+	}
+	for name, q := range asked {
+		if q.Cmp(admitted[name]) > 0 {
+			held := admitted[name]
+			return false, fmt.Sprintf("the pods ask for %s of %s, the ClusterQueue admitted %s", q.String(), name, held.String()), nil
+		}
+	}
+	return true, "", nil
+}
+
+// KubeRay adds containers to the head pods it makes: the autoscaler of an
+// autoscaling cluster, and the submitter of a SidecarMode RayJob. Run by
+// the real operator, their pods ask for no more than their Workloads
+// hold, and the SidecarMode RayJob's cluster is the RayJob's, not a
+// second Workload.
+func TestRayPodsAskNoMoreThanTheirAdmission(t *testing.T) {
+	c := sharedClient(t)
+	const ns = "e2e-ray-heads"
+	e2eQueueOf(t, c, ns, "on-demand", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("4Gi")})
+	autoscaling := queuedRayCluster(ns, "autoscaling")
+	autoscaling.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	autoscaling.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To[int32](2)
+	sidecar := queuedRayJob(ns, "sidecar", "")
+	sidecar.Spec.SubmissionMode, sidecar.Spec.SubmitterPodTemplate = rayv1.SidecarMode, nil
+	for _, obj := range []client.Object{autoscaling, sidecar} {
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both Ray clusters' heads and workers to run", func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sidecar), sidecar); err != nil || sidecar.Status.RayClusterName == "" {
+			return false, err
+		}
+		running, err := runningLabelled(ctx, c, ns, nil)
+		return running == 4, err
+	})
+	eventually(t, "the ClusterQueue to report both admissions", func(ctx context.Context) (bool, error) {
+		cq := &kueue.ClusterQueue{}
+		err := c.Get(ctx, client.ObjectKey{Name: ns}, cq)
+		return cq.Status.AdmittedWorkloads >= 2, err
+	})
+	if ok, why, err := podsWithinUsage(t.Context(), c, ns); err != nil || !ok {
+		t.Errorf("%s (%v)", why, err)
+	}
+	list := &kueue.WorkloadList{}
+	if err := c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 {
+		var names []string
+		for _, wl := range list.Items {
+			names = append(names, wl.Name)
+		}
+		t.Errorf("Workloads %v, want one for the RayCluster and one for the RayJob", names)
+	}
+	for _, obj := range []client.Object{autoscaling, sidecar} {
+		if err := c.Delete(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
 	}
 	eventually(t, "the queue to be empty", func(ctx context.Context) (bool, error) { return queueIsEmpty(ctx, c, ns) })
 }

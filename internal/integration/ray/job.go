@@ -2,6 +2,7 @@ package ray
 
 import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,7 +61,7 @@ func (j *Job) PodSets() ([]kueue.PodSet, error) {
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
-	podSets, errs := clusterPodSets(j.Spec.RayClusterSpec, clusterSpec, 2)
+	podSets, errs := jobClusterPodSets(j.RayJob)
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
@@ -72,6 +73,16 @@ func (j *Job) PodSets() ([]kueue.PodSet, error) {
 		podSets = append(podSets, kueue.PodSet{Name: SubmitterPodSet, Count: 1, Template: tmpl})
 	}
 	return podSets, nil
+}
+
+// jobClusterPodSets are the pod sets of the Ray cluster KubeRay makes for
+// a RayJob: in SidecarMode, its head pod runs the submitter too.
+func jobClusterPodSets(rj *rayv1.RayJob) ([]kueue.PodSet, field.ErrorList) {
+	var headExtra []corev1.Container
+	if rj.Spec.SubmissionMode == rayv1.SidecarMode {
+		headExtra = append(headExtra, defaultSubmitterContainer())
+	}
+	return clusterPodSets(rj.Spec.RayClusterSpec, clusterSpec, 2, headExtra...)
 }
 
 // validateJob: a queued RayJob brings its own cluster (one selected by

@@ -21,7 +21,8 @@ func clusterMakes(parent, child client.Object) bool {
 
 // jobMakes is the RayJob's Makes, as KubeRay names what it makes for a
 // RayJob: the RayCluster it named in the RayJob's status (before creating
-// it), no larger than the RayJob's rayClusterSpec, and the submitter Job,
+// it), no larger than the RayJob's rayClusterSpec (with the submitter in
+// its head in SidecarMode), and the submitter Job,
 // named like the RayJob, of one pod of the submitter's template.
 func jobMakes(parent, child client.Object) bool {
 	rj, ok := parent.(*rayv1.RayJob)
@@ -33,7 +34,7 @@ func jobMakes(parent, child client.Object) bool {
 		if c.Name != rj.Status.RayClusterName {
 			return false
 		}
-		allowed, errs := clusterPodSets(rj.Spec.RayClusterSpec, clusterSpec, 2)
+		allowed, errs := jobClusterPodSets(rj)
 		podSets, clusterErrs := clusterPodSets(&c.Spec, clusterPath, 1)
 		return len(errs) == 0 && len(clusterErrs) == 0 && integration.FitsWithin(podSets, allowed)
 	case *batchv1.Job:

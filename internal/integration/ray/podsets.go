@@ -52,19 +52,40 @@ func workerCount(wg *rayv1.WorkerGroupSpec, autoscaling bool) int64 {
 	return int64(replicas) * int64(max(wg.NumOfHosts, 1))
 }
 
-// clusterPodSets are a Ray cluster's pod sets: the head, then each worker
-// group. Errors name the field under path.
-func clusterPodSets(spec *rayv1.RayClusterSpec, path *field.Path, reserved int) ([]kueue.PodSet, field.ErrorList) {
+// clusterPodSets are a Ray cluster's pod sets: the head, with the
+// containers KubeRay adds to it besides headExtra, then each worker group.
+// Errors name the field under path.
+func clusterPodSets(spec *rayv1.RayClusterSpec, path *field.Path, reserved int, headExtra ...corev1.Container) ([]kueue.PodSet, field.ErrorList) {
 	errs := validateCluster(spec, path, reserved)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	podSets := []kueue.PodSet{{Name: HeadPodSet, Count: 1, Template: *spec.HeadGroupSpec.Template.DeepCopy()}}
+	head := *spec.HeadGroupSpec.Template.DeepCopy()
+	if autoscales(spec) {
+		head.Spec.Containers = append(head.Spec.Containers, autoscalerContainer(spec.AutoscalerOptions))
+	}
+	head.Spec.Containers = append(head.Spec.Containers, headExtra...)
+	podSets := []kueue.PodSet{{Name: HeadPodSet, Count: 1, Template: head}}
 	for i := range spec.WorkerGroupSpecs {
 		wg := &spec.WorkerGroupSpecs[i]
 		podSets = append(podSets, kueue.PodSet{Name: workerPodSet(wg), Count: int32(workerCount(wg, autoscales(spec))), Template: *wg.Template.DeepCopy()})
 	}
 	return podSets, nil
+}
+
+// autoscalerContainer is the container KubeRay adds to an autoscaling
+// cluster's head pod for its autoscaler, as the Workload counts it: the
+// resources of autoscalerOptions, or KubeRay's default (500m CPU and 512Mi
+// of memory, requested and limited).
+func autoscalerContainer(options *rayv1.AutoscalerOptions) corev1.Container {
+	resources := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+	}
+	if options != nil && options.Resources != nil {
+		resources = *options.Resources.DeepCopy()
+	}
+	return corev1.Container{Name: "autoscaler", Resources: resources}
 }
 
 // autoscales tells whether KubeRay's autoscaler sizes the cluster.
@@ -113,15 +134,22 @@ func validateCluster(spec *rayv1.RayClusterSpec, path *field.Path, reserved int)
 	return errs
 }
 
+// defaultSubmitterContainer is KubeRay's submitter container, in the
+// default submitter pod of a RayJob that names no template, and in the
+// head pod in SidecarMode: 500m CPU and 200Mi of memory requested. The
+// Workload counts it.
+func defaultSubmitterContainer() corev1.Container {
+	return corev1.Container{Name: "ray-job-submitter", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("200Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}}
+}
+
 // defaultSubmitterTemplate is what KubeRay runs a RayJob's submitter with
-// when the RayJob names no template: a container requesting 500m CPU and
-// 200Mi of memory. The Workload counts it.
+// when the RayJob names no template.
 func defaultSubmitterTemplate() corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		Containers: []corev1.Container{{Name: "ray-job-submitter", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("200Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-		}}},
+		Containers:    []corev1.Container{defaultSubmitterContainer()},
 	}}
 }

@@ -3,15 +3,21 @@ package ray
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/quota"
+	"github.com/sluicehq/sluice/internal/workload"
 )
 
 func spec(groups ...rayv1.WorkerGroupSpec) *rayv1.RayClusterSpec {
@@ -36,6 +42,71 @@ func TestAutoscalingClusterIsCountedAtItsMaximum(t *testing.T) {
 	podSets, errs := clusterPodSets(s, clusterPath, 1)
 	if len(errs) > 0 || len(podSets) != 2 || podSets[1].Count != 5 {
 		t.Fatalf("pod sets %+v (%v), want workers counted at maxReplicas 5", podSets, errs)
+	}
+}
+
+// headRequests is what the head pod set's pods request.
+func headRequests(t *testing.T, podSets []kueue.PodSet) workload.Requests {
+	t.Helper()
+	if len(podSets) == 0 || podSets[0].Name != HeadPodSet {
+		t.Fatalf("pod sets %v, want the head first", podSets)
+	}
+	return workload.PodRequests(&podSets[0].Template.Spec)
+}
+
+// requests are amounts of CPU and memory ("" for none) as workload counts them.
+func requests(cpu, memory string) workload.Requests {
+	r := workload.Requests{corev1.ResourceCPU: quota.ToAmount(corev1.ResourceCPU, resource.MustParse(cpu))}
+	if memory != "" {
+		r[corev1.ResourceMemory] = quota.ToAmount(corev1.ResourceMemory, resource.MustParse(memory))
+	}
+	return r
+}
+
+func oneCPUHead(s *rayv1.RayClusterSpec) *rayv1.RayClusterSpec {
+	s.HeadGroupSpec.Template.Spec.Containers = []corev1.Container{{Name: "ray-head", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}
+	return s
+}
+
+// KubeRay adds containers to the head pod that request resources of
+// their own: the autoscaler of an autoscaling cluster (seen under the real
+// operator: 500m CPU and 512Mi more than the head's template asks), and a
+// SidecarMode RayJob's submitter. The head pod set counts them.
+func TestHeadCountsWhatKubeRayAddsToIt(t *testing.T) {
+	s := oneCPUHead(spec(autoscaled("workers", 1, 2)))
+	s.EnableInTreeAutoscaling = ptr.To(true)
+	podSets, errs := clusterPodSets(s, clusterPath, 1)
+	if got := headRequests(t, podSets); len(errs) > 0 || !maps.Equal(got, requests("1500m", "512Mi")) {
+		t.Errorf("autoscaling head requests %v (%v), want 1500m CPU and 512Mi", got, errs)
+	}
+	s.AutoscalerOptions = &rayv1.AutoscalerOptions{Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
+	podSets, _ = clusterPodSets(s, clusterPath, 1)
+	if got := headRequests(t, podSets); !maps.Equal(got, requests("3", "")) {
+		t.Errorf("head requests with the autoscaler's own resources %v, want 3 CPU", got)
+	}
+
+	rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: oneCPUHead(spec(group("workers", ptr.To(int32(1)), 0, 1))),
+		ShutdownAfterJobFinishes: true, SubmissionMode: rayv1.SidecarMode}}
+	podSets, err := (&Job{rj}).PodSets()
+	if err != nil || len(podSets) != 2 {
+		t.Fatalf("SidecarMode pod sets %v (%v), want head and workers: the submitter runs in the head", podSets, err)
+	}
+	if got := headRequests(t, podSets); !maps.Equal(got, requests("1500m", "200Mi")) {
+		t.Errorf("SidecarMode head requests %v, want 1500m CPU and 200Mi", got)
+	}
+
+	// The cluster KubeRay makes for it has the submitter in its head
+	// template: it is the RayJob's, and a head asking for more is not.
+	rj.Name, rj.Status.RayClusterName = "job", "job-abc"
+	child := &rayv1.RayCluster{ObjectMeta: metav1.ObjectMeta{Name: "job-abc"}, Spec: *rj.Spec.RayClusterSpec.DeepCopy()}
+	child.Spec.HeadGroupSpec.Template.Spec.Containers = append(child.Spec.HeadGroupSpec.Template.Spec.Containers, defaultSubmitterContainer())
+	if !jobMakes(rj, child) {
+		t.Error("the SidecarMode RayJob's cluster is not the RayJob's")
+	}
+	child.Spec.HeadGroupSpec.Template.Spec.Containers[1].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("4")
+	if jobMakes(rj, child) {
+		t.Error("a cluster whose head asks for more than the RayJob's is the RayJob's")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -166,6 +167,39 @@ func TestRayJobWebhookRules(t *testing.T) {
 	cluster.MustCreate(t, free)
 }
 
+// In SidecarMode KubeRay runs the submitter as a container of the head pod
+// (its default: 500m CPU, 200Mi): the head pod set counts it, memory
+// included, and there is no submitter pod set. The cluster KubeRay makes,
+// the submitter in its head, is the RayJob's, not queued on its own (under
+// the real operator it was, and counted twice).
+func TestSidecarModeSubmitterIsCountedInTheHead(t *testing.T) {
+	ns, _ := newQueue(t, "4")
+	rj := newRayJob(ns, "lq")
+	rj.Spec.SubmissionMode, rj.Spec.SubmitterPodTemplate = rayv1.SidecarMode, nil
+	cluster.MustCreate(t, rj)
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to exist", func(*kueue.Workload) error { return nil })
+	if got := podSetsOf(wl); got != "head=1,workers=2" {
+		t.Errorf("pod sets %s, want head=1,workers=2", got)
+	}
+	head := wl.Spec.PodSets[0].Template.Spec.Containers
+	if len(head) != 2 || head[1].Resources.Requests.Cpu().String() != "500m" || head[1].Resources.Requests.Memory().String() != "200Mi" {
+		t.Errorf("head containers %+v, want the head's and KubeRay's submitter", head)
+	}
+	// The ClusterQueue has no memory quota: the head can't be placed.
+	cluster.WaitPending(t, wl, "NoMatchingFlavor", "podSet head", "memory")
+
+	rc := kubeRayCluster(t, rj)
+	rc.Labels = map[string]string{kueue.QueueNameLabel: "lq"}
+	rc.Spec.HeadGroupSpec.Template.Spec.Containers = append(rc.Spec.HeadGroupSpec.Template.Spec.Containers, corev1.Container{
+		Name: "ray-job-submitter", Image: "ray", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("200Mi")}}})
+	cluster.MustCreate(t, rc)
+	if ptr.Deref(rc.Spec.Suspend, false) {
+		t.Fatal("the webhook suspended the SidecarMode RayJob's RayCluster")
+	}
+	cluster.NoWorkloadOf(t, rc, "lq")
+}
+
 // The RayCluster KubeRay creates for a queued RayJob is the RayJob's: its
 // Workload counts it.
 func TestRayClusterOfARayJobIsLeftToIt(t *testing.T) {
@@ -265,13 +299,17 @@ func TestScaledRunningRayClusterStopsAndRequeues(t *testing.T) {
 	waitRequeued(t, workloadOf(rc, ray.ClusterKind), "head=1,workers=4")
 }
 
-// An autoscaling RayCluster is admitted for its groups' maxReplicas; the
-// autoscaler moves its replicas within them without stopping it, and a
-// raised maxReplicas suspends it in the same update.
+// An autoscaling RayCluster is admitted for its groups' maxReplicas and
+// for the autoscaler container KubeRay adds to its head (here of the
+// resources its autoscalerOptions give); the autoscaler moves its replicas
+// within them without stopping it, and a raised maxReplicas suspends it in
+// the same update.
 func TestAutoscalingRayClusterScalesWithinItsAdmission(t *testing.T) {
-	ns, _ := newQueue(t, "5")
+	ns, _ := newQueue(t, "5500m")
 	rc := newRayCluster(ns, "lq")
 	rc.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	halfCPU := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	rc.Spec.AutoscalerOptions = &rayv1.AutoscalerOptions{Resources: &corev1.ResourceRequirements{Requests: halfCPU, Limits: halfCPU}}
 	cluster.MustCreate(t, rc)
 	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to be admitted at maxReplicas", func(wl *kueue.Workload) error {
 		if podSetsOf(wl) != "head=1,workers=4" {
@@ -279,6 +317,9 @@ func TestAutoscalingRayClusterScalesWithinItsAdmission(t *testing.T) {
 		}
 		return admitted(wl)
 	})
+	if head := wl.Spec.PodSets[0].Template.Spec.Containers; len(head) != 2 || !head[1].Resources.Requests.Cpu().Equal(resource.MustParse("500m")) {
+		t.Errorf("the head pod set's containers %+v, want the head's and the autoscaler's 500m", head)
+	}
 	started := waitFor(t, rc, "to run", running)
 	for _, replicas := range []int32{4, 1} {
 		framework.Update(t, cluster.Client, started, func() { started.Spec.WorkerGroupSpecs[0].Replicas = ptr.To(replicas) })
