@@ -80,6 +80,65 @@ func waitingForQuota(t *testing.T, c client.Client, ns string, obj client.Object
 	return waiting
 }
 
+// podsWithinUsage tells whether the namespace's pods bound to nodes ask
+// for no more of each resource than its ClusterQueue (named like it)
+// has admitted: what KubeRay adds to the pods it makes is counted.
+func podsWithinUsage(ctx context.Context, c client.Client, ns string) (bool, string, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		return false, "", err
+	}
+	asked := corev1.ResourceList{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		// Bound to a node and not done: gated or pending pods hold nothing.
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, container := range p.Spec.Containers {
+			for name, q := range container.Resources.Requests {
+				sum := asked[name]
+				sum.Add(q)
+				asked[name] = sum
+			}
+		}
+	}
+	cq := &kueue.ClusterQueue{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+		return false, "", err
+	}
+	admitted := corev1.ResourceList{}
+	for _, fu := range cq.Status.FlavorsUsage {
+		for _, r := range fu.Resources {
+			sum := admitted[corev1.ResourceName(r.Name)]
+			sum.Add(r.Total)
+			admitted[corev1.ResourceName(r.Name)] = sum
+		}
+	}
+	for name, q := range asked {
+		if q.Cmp(admitted[name]) > 0 {
+			held := admitted[name]
+			return false, fmt.Sprintf("the pods ask for %s of %s, the ClusterQueue admitted %s", q.String(), name, held.String()), nil
+		}
+	}
+	return true, "", nil
+}
+
+// expectPodsWithinUsage waits until the namespace's ClusterQueue reports
+// at least admitted Workloads, then checks podsWithinUsage: what the other
+// projects' controllers make is no more than sluice admitted.
+func expectPodsWithinUsage(t *testing.T, c client.Client, ns string, admitted int32) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the ClusterQueue to report %d admissions", admitted), func(ctx context.Context) (bool, error) {
+		cq := &kueue.ClusterQueue{}
+		err := c.Get(ctx, client.ObjectKey{Name: ns}, cq)
+		return cq.Status.AdmittedWorkloads >= admitted, err
+	})
+	if ok, why, err := podsWithinUsage(t.Context(), c, ns); err != nil || !ok {
+		t.Errorf("%s (%v)", why, err)
+	}
+}
+
 func jobSetCompleted(ctx context.Context, c client.Client, js *jobset.JobSet) (bool, error) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(js), js); err != nil {
 		return false, err
@@ -106,6 +165,7 @@ func TestJobSetsWaitRunAndCompleteWithTheJobSetController(t *testing.T) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{jobset.JobSetNameKey: first.Name})
 		return running == 2, err
 	})
+	expectPodsWithinUsage(t, c, ns, 1)
 	if err := c.Create(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +283,7 @@ func TestLeaderWorkerSetGroupsQueueAndScaleWithTheLWSController(t *testing.T) {
 		})
 	}
 	waitGroups("group 0 to run", map[int]int{0: 2}, nil)
+	expectPodsWithinUsage(t, c, ns, 1)
 
 	scaleLWS(t, c, set, 3)
 	// Groups 1 and 2 are made at once: either may be the one admitted.

@@ -66,6 +66,7 @@ func TestMPIJobsWaitRunAndSucceedWithTheMPIOperator(t *testing.T) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{mpiv2.JobNameLabel: first.Name, mpiv2.JobRoleLabel: "worker"})
 		return running == 2, err
 	})
+	expectPodsWithinUsage(t, c, ns, 1)
 	if err := c.Create(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}

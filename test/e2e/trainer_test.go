@@ -99,6 +99,7 @@ func TestTrainJobsWaitRunAndCompleteWithTheTrainer(t *testing.T) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{jobset.JobSetNameKey: first.GetName()})
 		return running == 2, err
 	})
+	expectPodsWithinUsage(t, c, ns, 1)
 	if err := c.Create(t.Context(), second); err != nil {
 		t.Fatal(err)
 	}
