@@ -46,7 +46,10 @@ KUBERAY_MOD := $(KUBERAY_DIR)/go.mod $(KUBERAY_DIR)/go.sum
 # Kubeflow's MPI operator, a module apart for the same reason.
 MPI_DIR     := hack/mpi
 MPI_MOD     := $(MPI_DIR)/go.mod $(MPI_DIR)/go.sum
-DEV_WITH    ?= jobset,lws,trainer,ray,mpi
+# CodeFlare's AppWrapper controller, a module apart for the same reason.
+AW_DIR      := hack/appwrapper
+AW_MOD      := $(AW_DIR)/go.mod $(AW_DIR)/go.sum
+DEV_WITH    ?= jobset,lws,trainer,ray,mpi,appwrapper
 KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
@@ -100,8 +103,8 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 	@echo ">> building kwok from Go modules"
 	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-## addons: the JobSet, LeaderWorkerSet, Kubeflow trainer, KubeRay and MPI controllers, built from their own modules (hack/addons, hack/trainer, hack/kuberay, hack/mpi) with their CRDs and webhook configurations beside them
-addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller $(ADDONS_BIN)/ray/controller $(ADDONS_BIN)/mpi/controller
+## addons: the JobSet, LeaderWorkerSet, Kubeflow trainer, KubeRay, MPI and AppWrapper controllers, built from their own modules (hack/addons, hack/trainer, hack/kuberay, hack/mpi, hack/appwrapper) with their CRDs and webhook configurations beside them
+addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller $(ADDONS_BIN)/ray/controller $(ADDONS_BIN)/mpi/controller $(ADDONS_BIN)/appwrapper/controller
 
 # build-addon: $(1) the folder of the module that pins it, $(2) the
 # project's module, $(3) its main package, $(4) its CRD files (a glob) and
@@ -129,6 +132,9 @@ $(ADDONS_BIN)/ray/controller: $(KUBERAY_MOD) $(K8S_BIN)/kubectl
 
 $(ADDONS_BIN)/mpi/controller: $(MPI_MOD) $(K8S_BIN)/kubectl
 	$(call build-addon,$(MPI_DIR),github.com/kubeflow/mpi-operator,github.com/kubeflow/mpi-operator/cmd/mpi-operator,manifests/base/kubeflow.org_mpijobs.yaml,)
+
+$(ADDONS_BIN)/appwrapper/controller: $(AW_MOD) $(K8S_BIN)/kubectl
+	$(call build-addon,$(AW_DIR),github.com/project-codeflare/appwrapper,github.com/project-codeflare/appwrapper/cmd,config/crd/bases/*.yaml,)
 
 ## generate: deepcopy, CRDs, webhook configuration and RBAC from the Go markers
 generate:

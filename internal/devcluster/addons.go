@@ -58,9 +58,9 @@ type addon struct {
 	// needs are the addons whose kinds the addon's controller creates (the
 	// trainer runs TrainJobs as JobSets).
 	needs []string
-	// certsFromTempDir: the Configuration has no webhook certificate
-	// folder (the trainer's); the controller reads controller-runtime's
-	// default, under its TMPDIR.
+	// certsFromTempDir: the controller has no setting for its webhook
+	// certificate folder (the trainer's, the AppWrapper controller's); it
+	// reads controller-runtime's default, under its TMPDIR.
 	certsFromTempDir bool
 	// noWebhooks: the controller runs without webhooks of its own
 	// (KubeRay's RayCluster webhook is optional and only validates), and
@@ -69,6 +69,11 @@ type addon struct {
 	// fixedPort, when set, is a port the controller listens on whatever
 	// its flags say, on every interface.
 	fixedPort int
+	// env are variables the controller reads its settings from.
+	env []string
+	// prepare, when set, writes the configuration the controller reads
+	// from the cluster before it starts (probe: its health address).
+	prepare func(ctx context.Context, cl client.Client, probe string) error
 }
 
 // knownAddons are what --with takes.
@@ -80,6 +85,11 @@ var knownAddons = []addon{
 	{name: "ray", frameworks: []string{configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService},
 		flags: kubeRayFlags, noWebhooks: true},
 	{name: "mpi", frameworks: []string{configapi.FrameworkMPIJob}, flags: mpiOperatorFlags, noWebhooks: true, fixedPort: mpiOperatorHealthPort},
+	{name: "appwrapper", frameworks: []string{configapi.FrameworkAppWrapper}, flags: appWrapperFlags, noWebhooks: true,
+		env: []string{"NAMESPACE=" + appWrapperConfigNamespace}, prepare: appWrapperConfig,
+		// Its webhook server starts with no webhook (its readiness waits
+		// for it), on a fixed port, with certificates from TMPDIR.
+		certsFromTempDir: true, fixedPort: appWrapperWebhookPort},
 }
 
 // kubeRayFlags: the settings a Configuration file gives the others (no
@@ -196,13 +206,9 @@ func (s addonServing) url(path string) string {
 // addonSpec writes the addon controller's Configuration (no leader
 // election, no certificate management of its own, no metrics port, the
 // webhook serving above, health on a free port) and says how to run it.
-func addonSpec(a addon, f clusterFiles, serving addonServing) (componentSpec, error) {
-	probe, err := childproc.FreeLocalAddress()
-	if err != nil {
-		return componentSpec{}, err
-	}
+func addonSpec(a addon, f clusterFiles, serving addonServing, probe string) (componentSpec, error) {
 	if a.flags != nil {
-		return flagConfiguredSpec(a, f, probe), nil
+		return flagConfiguredSpec(a, f, serving, probe)
 	}
 	webhook := map[string]any{"host": serving.host, "port": serving.port, "certDir": serving.certDir}
 	cfg := map[string]any{
@@ -258,15 +264,23 @@ func checkFixedPort(a addon) error {
 // operator, the MPI operator). KUBECONFIG is set too: the MPI operator
 // prefers it to its flag, and the caller's own must never point a local
 // cluster's controller at another cluster.
-func flagConfiguredSpec(a addon, f clusterFiles, probe string) componentSpec {
+func flagConfiguredSpec(a addon, f clusterFiles, serving addonServing, probe string) (componentSpec, error) {
 	args, health := a.flags(f.kubeconfig, probe)
+	env := append(slices.Clone(a.env), "KUBECONFIG="+f.kubeconfig)
+	if a.certsFromTempDir {
+		tmp, err := tempDirWithCerts(filepath.Join(f.dataDir, a.componentName()+"-tmp"), serving.certDir)
+		if err != nil {
+			return componentSpec{}, fmt.Errorf("the %s webhook certificates: %w", a.name, err)
+		}
+		env = append(env, "TMPDIR="+tmp)
+	}
 	return componentSpec{
 		name:   a.componentName(),
 		binary: a.binary(f.assets),
 		args:   args,
-		env:    []string{"KUBECONFIG=" + f.kubeconfig},
+		env:    env,
 		health: health,
-	}
+	}, nil
 }
 
 // tempDirWithCerts makes tmp a temporary folder whose
@@ -408,9 +422,18 @@ func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFile
 		if err != nil {
 			return err
 		}
-		spec, err := addonSpec(a, f, serving)
+		probe, err := childproc.FreeLocalAddress()
 		if err != nil {
 			return err
+		}
+		spec, err := addonSpec(a, f, serving, probe)
+		if err != nil {
+			return err
+		}
+		if a.prepare != nil {
+			if err := a.prepare(ctx, cl, probe); err != nil {
+				return fmt.Errorf("--with %s: %w", a.name, err)
+			}
 		}
 		if a.noWebhooks {
 			if err := c.components.start(ctx, spec, f.logDir); err != nil {

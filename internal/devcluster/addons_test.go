@@ -36,7 +36,7 @@ func TestParseAddons(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].name != "jobset" {
 		t.Fatalf("jobset given twice: got %v, %v; want one addon", got, err)
 	}
-	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray, mpi)`) {
+	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray, mpi, appwrapper)`) {
 		t.Errorf("unknown name: got %v", err)
 	}
 	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
@@ -75,7 +75,7 @@ func TestParseAddons(t *testing.T) {
 func TestFlagConfiguredAddonSpec(t *testing.T) {
 	f := clusterFiles{assets: "/assets", dataDir: t.TempDir(), kubeconfig: "/data/kubeconfig"}
 	i := slices.IndexFunc(knownAddons, func(a addon) bool { return a.name == "ray" })
-	spec, err := addonSpec(knownAddons[i], f, addonServing{})
+	spec, err := addonSpec(knownAddons[i], f, addonServing{}, "127.0.0.1:9999")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAddonFrameworksAreTurnedOn(t *testing.T) {
 	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet}}}
 	withAddonFrameworks(cfg, knownAddons)
 	want := []string{configapi.FrameworkBatchJob, configapi.FrameworkJobSet, configapi.FrameworkLeaderWorkerSet, configapi.FrameworkTrainJob,
-		configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService, configapi.FrameworkMPIJob}
+		configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService, configapi.FrameworkMPIJob, configapi.FrameworkAppWrapper}
 	if strings.Join(cfg.Integrations.Frameworks, ",") != strings.Join(want, ",") {
 		t.Errorf("frameworks: got %v, want %v", cfg.Integrations.Frameworks, want)
 	}

@@ -87,7 +87,7 @@ type Options struct {
 	// it. Read before anything starts: a bad file starts nothing.
 	ConfigFile string
 	// With names other projects' controllers to run next to sluice
-	// (jobset, lws, trainer, ray, mpi), from <AssetsDir>/addons (make addons builds them);
+	// (jobset, lws, trainer, ray, mpi, appwrapper), from <AssetsDir>/addons (make addons builds them);
 	// the integrations that queue their kinds are turned on.
 	With []string
 	// Workers, when above zero, starts that many worker clusters besides

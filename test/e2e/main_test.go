@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kubectl missing: run `make tools`:", err)
 		return 1
 	}
-	if shared, err = startDev(filepath.Join(tmp, "shared"), "--with", "jobset,lws,trainer,ray,mpi"); err != nil {
+	if shared, err = startDev(filepath.Join(tmp, "shared"), "--with", "jobset,lws,trainer,ray,mpi,appwrapper"); err != nil {
 		fmt.Fprintln(os.Stderr, "starting the suite's sluice dev:", err)
 		return 1
 	}

@@ -58,7 +58,7 @@ func TestMPIJobsWaitRunAndSucceedWithTheMPIOperator(t *testing.T) {
 	c := sharedClient(t)
 	const ns = "e2e-mpijob"
 	e2eQueue(t, c, ns, "on-demand", "3")
-	first, second := queuedMPIJob(ns, "first", "3s"), queuedMPIJob(ns, "second", "1s")
+	first, second := queuedMPIJob(ns, "first", "8s"), queuedMPIJob(ns, "second", "1s")
 	if err := c.Create(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
