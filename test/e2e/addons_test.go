@@ -139,6 +139,39 @@ func expectPodsWithinUsage(t *testing.T, c client.Client, ns string, admitted in
 	}
 }
 
+// firstRunsSecondWaits creates first, waits until it runs and checks its
+// pods are within its admission, then creates second and waits until its
+// Workload waits for quota, which it returns; second is read back.
+func firstRunsSecondWaits(t *testing.T, c client.Client, ns string, first, second client.Object, what string, running func(context.Context) (bool, error)) *kueue.Workload {
+	t.Helper()
+	if err := c.Create(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, what, running)
+	expectPodsWithinUsage(t, c, ns, 1)
+	if err := c.Create(t.Context(), second); err != nil {
+		t.Fatal(err)
+	}
+	waiting := waitingForQuota(t, c, ns, second)
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
+		t.Fatal(err)
+	}
+	return waiting
+}
+
+// expectNoPods checks that no pod of the namespace has labels: a waiting
+// job's controller made none.
+func expectNoPods(t *testing.T, c client.Client, ns string, labels map[string]string, what string) {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%s has %d pods, want none", what, len(pods.Items))
+	}
+}
+
 func jobSetCompleted(ctx context.Context, c client.Client, js *jobset.JobSet) (bool, error) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(js), js); err != nil {
 		return false, err
@@ -158,18 +191,10 @@ func TestJobSetsWaitRunAndCompleteWithTheJobSetController(t *testing.T) {
 	const ns = "e2e-jobset"
 	e2eQueue(t, c, ns, "on-demand", "3")
 	first, second := queuedJobSet(ns, "first", "10s"), queuedJobSet(ns, "second", "2s")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first JobSet's two pods to run", func(ctx context.Context) (bool, error) {
+	firstRunsSecondWaits(t, c, ns, first, second, "the first JobSet's two pods to run", func(ctx context.Context) (bool, error) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{jobset.JobSetNameKey: first.Name})
 		return running == 2, err
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waitingForQuota(t, c, ns, second)
 	// While it waits, it is suspended and none of its pods exists.
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
 		t.Fatal(err)
@@ -177,13 +202,7 @@ func TestJobSetsWaitRunAndCompleteWithTheJobSetController(t *testing.T) {
 	if !ptr.Deref(second.Spec.Suspend, false) {
 		t.Errorf("the waiting JobSet is not suspended")
 	}
-	pods := &corev1.PodList{}
-	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: second.Name}); err != nil {
-		t.Fatal(err)
-	}
-	if len(pods.Items) != 0 {
-		t.Errorf("the waiting JobSet has %d pods, want none", len(pods.Items))
-	}
+	expectNoPods(t, c, ns, map[string]string{jobset.JobSetNameKey: second.Name}, "the waiting JobSet")
 	for _, js := range []*jobset.JobSet{first, second} {
 		eventually(t, "JobSet "+js.Name+" to complete", func(ctx context.Context) (bool, error) {
 			return jobSetCompleted(ctx, c, js)

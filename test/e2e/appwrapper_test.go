@@ -54,21 +54,10 @@ func TestAppWrappersWaitRunAndSucceedWithTheAppWrapperController(t *testing.T) {
 	const ns = "e2e-appwrapper"
 	e2eQueue(t, c, ns, "on-demand", "3")
 	first, second := queuedAppWrapper(t, ns, "first", "8s"), queuedAppWrapper(t, ns, "second", "1s")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first AppWrapper's two pods to run", func(ctx context.Context) (bool, error) {
+	firstRunsSecondWaits(t, c, ns, first, second, "the first AppWrapper's two pods to run", func(ctx context.Context) (bool, error) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{batchv1.JobNameLabel: "first-workers"})
 		return running == 2, err
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waitingForQuota(t, c, ns, second)
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
-		t.Fatal(err)
-	}
 	if !second.Spec.Suspend {
 		t.Errorf("the waiting AppWrapper is not suspended")
 	}

@@ -59,31 +59,14 @@ func TestMPIJobsWaitRunAndSucceedWithTheMPIOperator(t *testing.T) {
 	const ns = "e2e-mpijob"
 	e2eQueue(t, c, ns, "on-demand", "3")
 	first, second := queuedMPIJob(ns, "first", "8s"), queuedMPIJob(ns, "second", "1s")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first MPIJob's workers to run", func(ctx context.Context) (bool, error) {
+	firstRunsSecondWaits(t, c, ns, first, second, "the first MPIJob's workers to run", func(ctx context.Context) (bool, error) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{mpiv2.JobNameLabel: first.Name, mpiv2.JobRoleLabel: "worker"})
 		return running == 2, err
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waitingForQuota(t, c, ns, second)
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
-		t.Fatal(err)
-	}
 	if !ptr.Deref(second.Spec.RunPolicy.Suspend, false) {
 		t.Errorf("the waiting MPIJob is not suspended")
 	}
-	pods := &corev1.PodList{}
-	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{mpiv2.JobNameLabel: second.Name}); err != nil {
-		t.Fatal(err)
-	}
-	if len(pods.Items) != 0 {
-		t.Errorf("the waiting MPIJob has %d pods, want none", len(pods.Items))
-	}
+	expectNoPods(t, c, ns, map[string]string{mpiv2.JobNameLabel: second.Name}, "the waiting MPIJob")
 
 	for _, job := range []*mpiv2.MPIJob{first, second} {
 		eventually(t, "MPIJob "+job.Name+" to succeed", func(ctx context.Context) (bool, error) { return mpiJobSucceeded(ctx, c, job) })

@@ -54,31 +54,18 @@ func TestRayClustersWaitRunAndStopWithKubeRay(t *testing.T) {
 	const ns = "e2e-raycluster"
 	e2eQueue(t, c, ns, "on-demand", "3")
 	first, second := queuedRayCluster(ns, "first"), queuedRayCluster(ns, "second")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
 	firstPods := map[string]string{"ray.io/cluster": first.Name}
-	eventually(t, "the first RayCluster's head and worker to run", func(ctx context.Context) (bool, error) {
+	waiting := firstRunsSecondWaits(t, c, ns, first, second, "the first RayCluster's head and worker to run", func(ctx context.Context) (bool, error) {
 		running, err := runningLabelled(ctx, c, ns, firstPods)
 		return running == 2, err
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waiting := waitingForQuota(t, c, ns, second)
 	if len(waiting.Spec.PodSets) != 2 || waiting.Spec.PodSets[0].Name != "head" || waiting.Spec.PodSets[1].Name != "workers" {
 		t.Errorf("the waiting Workload's pod sets %+v, want head and workers", waiting.Spec.PodSets)
-	}
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
-		t.Fatal(err)
 	}
 	if !ptr.Deref(second.Spec.Suspend, false) {
 		t.Errorf("the waiting RayCluster is not suspended")
 	}
-	if running, err := runningLabelled(t.Context(), c, ns, map[string]string{"ray.io/cluster": second.Name}); err != nil || running != 0 {
-		t.Errorf("the waiting RayCluster has %d running pods (%v), want none", running, err)
-	}
+	expectNoPods(t, c, ns, map[string]string{"ray.io/cluster": second.Name}, "the waiting RayCluster")
 
 	firstWorkload, err := workloadOwnedBy(t.Context(), c, ns, first.UID)
 	if err != nil || firstWorkload == nil {
@@ -136,10 +123,7 @@ func TestRayJobsWaitRunAndFinishWithKubeRay(t *testing.T) {
 	const ns = "e2e-rayjob"
 	e2eQueue(t, c, ns, "on-demand", "4")
 	first, second := queuedRayJob(ns, "first", "1s"), queuedRayJob(ns, "second", "")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first RayJob's cluster and submitter to run", func(ctx context.Context) (bool, error) {
+	waiting := firstRunsSecondWaits(t, c, ns, first, second, "the first RayJob's cluster and submitter to run", func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(first), first); err != nil || first.Status.RayClusterName == "" {
 			return false, err
 		}
@@ -154,16 +138,8 @@ func TestRayJobsWaitRunAndFinishWithKubeRay(t *testing.T) {
 		}
 		return len(pods.Items) == 1, nil
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waiting := waitingForQuota(t, c, ns, second)
 	if len(waiting.Spec.PodSets) != 3 || waiting.Spec.PodSets[2].Name != "submitter" {
 		t.Errorf("the waiting Workload's pod sets %+v, want head, workers and submitter", waiting.Spec.PodSets)
-	}
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(second), second); err != nil {
-		t.Fatal(err)
 	}
 	if !second.Spec.Suspend || second.Status.RayClusterName != "" {
 		t.Errorf("the waiting RayJob: suspend %v, cluster %q; want suspended with no cluster", second.Spec.Suspend, second.Status.RayClusterName)

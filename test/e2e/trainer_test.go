@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -92,18 +91,10 @@ func TestTrainJobsWaitRunAndCompleteWithTheTrainer(t *testing.T) {
 		}
 	}
 	first, second := queuedTrainJob(ns, "first", "long"), queuedTrainJob(ns, "second", "short")
-	if err := c.Create(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the first TrainJob's two pods to run", func(ctx context.Context) (bool, error) {
+	waiting := firstRunsSecondWaits(t, c, ns, first, second, "the first TrainJob's two pods to run", func(ctx context.Context) (bool, error) {
 		running, _, err := podCounts(ctx, c, ns, map[string]string{jobset.JobSetNameKey: first.GetName()})
 		return running == 2, err
 	})
-	expectPodsWithinUsage(t, c, ns, 1)
-	if err := c.Create(t.Context(), second); err != nil {
-		t.Fatal(err)
-	}
-	waiting := waitingForQuota(t, c, ns, second)
 	if len(waiting.Spec.PodSets) != 1 || waiting.Spec.PodSets[0].Name != "node" || waiting.Spec.PodSets[0].Count != 2 {
 		t.Errorf("the waiting Workload's pod sets %+v, want the JobSet's node=2", waiting.Spec.PodSets)
 	}
@@ -117,13 +108,7 @@ func TestTrainJobsWaitRunAndCompleteWithTheTrainer(t *testing.T) {
 	if js.Spec.Suspend == nil || !*js.Spec.Suspend {
 		t.Errorf("the waiting TrainJob's JobSet is not suspended")
 	}
-	pods := &corev1.PodList{}
-	if err := c.List(t.Context(), pods, client.InNamespace(ns), client.MatchingLabels{jobset.JobSetNameKey: second.GetName()}); err != nil {
-		t.Fatal(err)
-	}
-	if len(pods.Items) != 0 {
-		t.Errorf("the waiting TrainJob has %d pods, want none", len(pods.Items))
-	}
+	expectNoPods(t, c, ns, map[string]string{jobset.JobSetNameKey: second.GetName()}, "the waiting TrainJob")
 	for _, job := range []*unstructured.Unstructured{first, second} {
 		eventually(t, "TrainJob "+job.GetName()+" to complete", func(ctx context.Context) (bool, error) {
 			return trainJobCompleted(ctx, c, job)
