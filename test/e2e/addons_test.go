@@ -144,6 +144,7 @@ func expectPodsWithinUsage(t *testing.T, c client.Client, ns string, admitted in
 // Workload waits for quota, which it returns; second is read back.
 func firstRunsSecondWaits(t *testing.T, c client.Client, ns string, first, second client.Object, what string, running func(context.Context) (bool, error)) *kueue.Workload {
 	t.Helper()
+	deleteAtCleanup(t, c, first, second)
 	if err := c.Create(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +158,19 @@ func firstRunsSecondWaits(t *testing.T, c client.Client, ns string, first, secon
 		t.Fatal(err)
 	}
 	return waiting
+}
+
+// deleteAtCleanup deletes objs when the test ends, passed or failed: the
+// simulated nodes are shared by the suite, and a failed test's pods would
+// take the room of the tests after it.
+func deleteAtCleanup(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Cleanup(func() {
+		for _, obj := range objs {
+			if err := c.Delete(context.Background(), obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				t.Logf("deleting %s: %v", obj.GetName(), err)
+			}
+		}
+	})
 }
 
 // expectNoPods checks that no pod of the namespace has labels: a waiting

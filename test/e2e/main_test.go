@@ -38,7 +38,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kubectl missing: run `make tools`:", err)
 		return 1
 	}
-	if shared, err = startDev(filepath.Join(tmp, "shared"), "--with", "jobset,lws,trainer,ray,mpi,appwrapper"); err != nil {
+	// 16-CPU nodes: the suite's tests leave Deployments, StatefulSets and
+	// pods running on the shared nodes, and the last ones to run (the
+	// other projects' controllers') need room beside them.
+	if shared, err = startDev(filepath.Join(tmp, "shared"), "--with", "jobset,lws,trainer,ray,mpi,appwrapper", "--node-cpu", "16"); err != nil {
 		fmt.Fprintln(os.Stderr, "starting the suite's sluice dev:", err)
 		return 1
 	}

@@ -190,6 +190,7 @@ func TestRayPodsAskNoMoreThanTheirAdmission(t *testing.T) {
 	autoscaling.Spec.WorkerGroupSpecs[0].MaxReplicas = ptr.To[int32](2)
 	sidecar := queuedRayJob(ns, "sidecar", "")
 	sidecar.Spec.SubmissionMode, sidecar.Spec.SubmitterPodTemplate = rayv1.SidecarMode, nil
+	deleteAtCleanup(t, c, autoscaling, sidecar)
 	for _, obj := range []client.Object{autoscaling, sidecar} {
 		if err := c.Create(t.Context(), obj); err != nil {
 			t.Fatal(err)
