@@ -46,7 +46,7 @@ type addon struct {
 	frameworks []string
 	// configAPIVersion is the apiVersion of the controller's
 	// Configuration file (the projects follow the kubebuilder layout).
-	// Empty: the controller is configured by flags, given by flags.
+	// Empty when flags configure the controller instead.
 	configAPIVersion string
 	// flags, for a controller configured by flags, are its command line
 	// (kubeconfig: the local cluster's; probe: a free address for its
@@ -220,14 +220,12 @@ func addonSpec(a addon, f clusterFiles, serving addonServing, probe string) (com
 		"metrics":             map[string]any{"bindAddress": "0"},
 		"health":              map[string]any{"healthProbeBindAddress": probe},
 	}
-	var env []string
+	env, err := certsEnv(a, f, serving)
+	if err != nil {
+		return componentSpec{}, err
+	}
 	if a.certsFromTempDir {
-		tmp, err := tempDirWithCerts(filepath.Join(f.dataDir, a.componentName()+"-tmp"), serving.certDir)
-		if err != nil {
-			return componentSpec{}, fmt.Errorf("the %s webhook certificates: %w", a.name, err)
-		}
 		delete(webhook, "certDir")
-		env = []string{"TMPDIR=" + tmp}
 	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -266,14 +264,11 @@ func checkFixedPort(a addon) error {
 // cluster's controller at another cluster.
 func flagConfiguredSpec(a addon, f clusterFiles, serving addonServing, probe string) (componentSpec, error) {
 	args, health := a.flags(f.kubeconfig, probe)
-	env := append(slices.Clone(a.env), "KUBECONFIG="+f.kubeconfig)
-	if a.certsFromTempDir {
-		tmp, err := tempDirWithCerts(filepath.Join(f.dataDir, a.componentName()+"-tmp"), serving.certDir)
-		if err != nil {
-			return componentSpec{}, fmt.Errorf("the %s webhook certificates: %w", a.name, err)
-		}
-		env = append(env, "TMPDIR="+tmp)
+	certs, err := certsEnv(a, f, serving)
+	if err != nil {
+		return componentSpec{}, err
 	}
+	env := append(append(slices.Clone(a.env), "KUBECONFIG="+f.kubeconfig), certs...)
 	return componentSpec{
 		name:   a.componentName(),
 		binary: a.binary(f.assets),
@@ -281,6 +276,20 @@ func flagConfiguredSpec(a addon, f clusterFiles, serving addonServing, probe str
 		env:    env,
 		health: health,
 	}, nil
+}
+
+// certsEnv is the environment that gives a certsFromTempDir controller the
+// local webhook certificates: a TMPDIR holding them where controller-runtime
+// looks. Other controllers get none.
+func certsEnv(a addon, f clusterFiles, serving addonServing) ([]string, error) {
+	if !a.certsFromTempDir {
+		return nil, nil
+	}
+	tmp, err := tempDirWithCerts(filepath.Join(f.dataDir, a.componentName()+"-tmp"), serving.certDir)
+	if err != nil {
+		return nil, fmt.Errorf("the %s webhook certificates: %w", a.name, err)
+	}
+	return []string{"TMPDIR=" + tmp}, nil
 }
 
 // tempDirWithCerts makes tmp a temporary folder whose
@@ -435,15 +444,12 @@ func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFile
 				return fmt.Errorf("--with %s: %w", a.name, err)
 			}
 		}
-		if a.noWebhooks {
-			if err := c.components.start(ctx, spec, f.logDir); err != nil {
+		var objs []client.Object
+		var urls []string
+		if !a.noWebhooks {
+			if objs, urls, err = addonWebhooks(a, f.assets, serving); err != nil {
 				return err
 			}
-			continue
-		}
-		objs, urls, err := addonWebhooks(a, f.assets, serving)
-		if err != nil {
-			return err
 		}
 		if err := c.components.start(ctx, spec, f.logDir); err != nil {
 			return err
