@@ -87,7 +87,8 @@ func (a *Admitter) Start(ctx context.Context) error {
 
 // rebuild makes sure that every reservation recorded in the API is charged
 // before the first cycle: after a restart or a leader change nothing may be
-// admitted beyond quota. It also primes the queues and queue definitions so
+// admitted beyond quota. (A write of the old leader still on its way lands
+// before this list: see docs/reliability.md, the lease fence.) It also primes the queues and queue definitions so
 // the first cycle doesn't wait for each reconciler.
 func (a *Admitter) rebuild(ctx context.Context) error {
 	cqs := &kueue.ClusterQueueList{}
@@ -122,8 +123,14 @@ func (a *Admitter) rebuild(ctx context.Context) error {
 			return nil
 		})
 	}
+	// The Workloads come from the API server, not the informer: the
+	// informer of a manager that just became the leader may lag, and an
+	// admission the old leader wrote just before it stopped would be
+	// missing from it, its room admitted twice until the watch showed it.
+	// Versions the informer delivers late are older than the list's and
+	// the Tracker does not apply them over it.
 	wls := &kueue.WorkloadList{}
-	if err := a.Client.List(ctx, wls); err != nil {
+	if err := a.Workloads.APIReader.List(ctx, wls); err != nil {
 		return fmt.Errorf("listing Workloads: %w", err)
 	}
 	for i := range wls.Items {
@@ -169,10 +176,10 @@ func (a *Admitter) cycle(ctx context.Context) {
 				blockedBy, blocked = d.Info.Key, true
 			}
 			a.preemptions.forget(d.Info.Key)
-			a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, now)
+			id := a.Tracker.Assume(d.Info, d.ClusterQueue, d.Usage, now)
 			admittedWorkloads.Inc()
 			a.Verdicts.Forget(d.Info.Key)
-			a.Workloads.Admit(d)
+			a.Workloads.Admit(d, id)
 			a.Tracker.Queues.RequeueNext(d.ClusterQueue, d.Info.Shape)
 			continue
 		}

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,13 +20,18 @@ type ownWrites struct {
 	byKey map[string]ownWrite
 }
 
-// ownWrite is a status write: the version it was made on, the version it
-// produced and the conditions it left. Nothing else in the status changes
-// on a pending write, so that is enough to rebuild the written object.
+// ownWrite is a status write: the versions it supersedes (the one it was
+// made on and, for writes made back to back on top of our own, every one
+// before it in the chain), the version it produced and the conditions it
+// left. Nothing else in the status changes on a pending write, so that is
+// enough to rebuild the written object.
 type ownWrite struct {
-	base, written string
-	conditions    []metav1.Condition
+	bases      []string
+	written    string
+	conditions []metav1.Condition
 }
+
+func (w ownWrite) supersedes(version string) bool { return slices.Contains(w.bases, version) }
 
 func newOwnWrites() *ownWrites { return &ownWrites{byKey: map[string]ownWrite{}} }
 
@@ -33,10 +39,17 @@ func newOwnWrites() *ownWrites { return &ownWrites{byKey: map[string]ownWrite{}}
 func (o *ownWrites) record(key, base string, written *kueue.Workload) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	bases := []string{base}
 	if w, ok := o.byKey[key]; ok && w.written == base {
-		base = w.base // a write on top of our own: the watch may still deliver the first base
+		// A write on top of our own: the watch may still deliver any
+		// version of the chain, and a decision made on one of them goes
+		// on top of the newest. Keeping only the first would drop the
+		// record when the watch shows the middle one, and a decision made
+		// on it would then be sent on a version that is certain to
+		// conflict.
+		bases = append(w.bases, base)
 	}
-	o.byKey[key] = ownWrite{base: base, written: written.ResourceVersion, conditions: written.Status.Conditions}
+	o.byKey[key] = ownWrite{bases: bases, written: written.ResourceVersion, conditions: written.Status.Conditions}
 }
 
 // latest is the newest version of info's Workload known here: info's own,
@@ -47,7 +60,7 @@ func (o *ownWrites) latest(info *workload.Info) *kueue.Workload {
 	w, ok := o.byKey[info.Key]
 	o.mu.Unlock()
 	obj := info.Obj.DeepCopy()
-	if ok && w.base == info.Obj.ResourceVersion {
+	if ok && w.supersedes(info.Obj.ResourceVersion) {
 		obj.ResourceVersion = w.written
 		obj.Status.Conditions = make([]metav1.Condition, len(w.conditions))
 		for i := range w.conditions {
@@ -63,7 +76,7 @@ func (o *ownWrites) latest(info *workload.Info) *kueue.Workload {
 func (o *ownWrites) conditions(info *workload.Info) []metav1.Condition {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.byKey[info.Key]; ok && w.base == info.Obj.ResourceVersion {
+	if w, ok := o.byKey[info.Key]; ok && w.supersedes(info.Obj.ResourceVersion) {
 		return w.conditions
 	}
 	return info.Obj.Status.Conditions
@@ -77,7 +90,7 @@ func (o *ownWrites) seen(wl *kueue.Workload) {
 	key := workload.Key(wl)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.byKey[key]; ok && w.base != wl.ResourceVersion && w.written != wl.ResourceVersion {
+	if w, ok := o.byKey[key]; ok && !w.supersedes(wl.ResourceVersion) && w.written != wl.ResourceVersion {
 		delete(o.byKey, key)
 	}
 }

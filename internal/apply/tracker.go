@@ -1,15 +1,13 @@
 package apply
 
 import (
-	"cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -18,7 +16,6 @@ import (
 	"github.com/sluicehq/sluice/internal/cache"
 	"github.com/sluicehq/sluice/internal/metrics"
 	"github.com/sluicehq/sluice/internal/queue"
-	"github.com/sluicehq/sluice/internal/quota"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -43,6 +40,14 @@ type Tracker struct {
 	mu sync.Mutex
 	// flights are the admissions decided here that the watch has not shown.
 	flights map[string]flight
+	// lastAdmission is the last AdmissionID given.
+	lastAdmission AdmissionID
+	// applied is, per workload, the version the queues and the cache last
+	// settled on: an older one, read late, is not applied over it.
+	applied map[string]string
+	// interleave is a test hook (nil in production), run where an
+	// operation released mu with work left.
+	interleave func(op string)
 	// preempting are reserved workloads whose preemption was decided and
 	// not yet seen written: they stay out of the candidates.
 	preempting map[string]bool
@@ -60,46 +65,12 @@ type Tracker struct {
 	written *ownWrites
 }
 
-// phase is where a decided admission stands.
-type phase int
-
-const (
-	// assumed: decided and charged; the write is queued or in flight.
-	assumed phase = iota + 1
-	// landed: written; charged until the watch shows the reservation.
-	landed
-	// uncertain: the write failed without saying whether it landed
-	// (timeout, lost connection): charged, so the quota is never given
-	// twice, until a read or the watch tells.
-	uncertain
-	// refused: the API refused the write: not charged; a read or the watch
-	// queues it again.
-	refused
-)
-
-func (p phase) String() string {
-	return [...]string{"", "assumed", "landed", "uncertain", "refused"}[p]
-}
-
-// flight is a decided admission: its phase, and the version it was decided
-// on (the watch delivering that version again says nothing new).
-type flight struct {
-	phase phase
-	base  string
-	// written is the version the admission produced, once it landed.
-	written string
-	// sentOn is the version an uncertain admission was conditional on
-	// (our own pending verdict's, or the decided one): no version up to
-	// it tells whether the admission landed.
-	sentOn string
-}
-
 // finishedIn are the queues a workload finished in.
 type finishedIn struct{ clusterQueue, localQueue string }
 
 // NewTracker makes an empty Tracker.
 func NewTracker() *Tracker {
-	return &Tracker{Cache: cache.New(), Queues: queue.New(), flights: map[string]flight{},
+	return &Tracker{Cache: cache.New(), Queues: queue.New(), flights: map[string]flight{}, applied: map[string]string{},
 		preempting: map[string]bool{}, finished: map[string]finishedIn{}, unready: map[string]bool{}, seen: map[string]string{}, written: newOwnWrites()}
 }
 
@@ -127,154 +98,11 @@ func (t *Tracker) FinishedCounts() (byClusterQueue, byLocalQueue map[string]int)
 	return byClusterQueue, byLocalQueue
 }
 
-// Assume charges a decided admission and takes the workload out of the
-// queues: assumed.
-func (t *Tracker) Assume(info *workload.Info, clusterQueue string, usage quota.Amounts, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.flights[info.Key] = flight{phase: assumed, base: info.Obj.ResourceVersion}
-	t.Cache.Assume(info, clusterQueue, usage, now)
-	t.Queues.Delete(info.Key)
-}
-
-// Landed records that an admission write was accepted, producing version
-// written: assumed -> landed.
-func (t *Tracker) Landed(key, written string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f, ok := t.flights[key]; ok && f.phase == assumed {
-		f.phase, f.written = landed, written
-		t.flights[key] = f
-	}
-}
-
-// Uncertain records that an admission write conditional on version
-// sentOn has an unknown outcome: assumed -> uncertain. The quota stays
-// charged until a version newer than sentOn, or a read, tells.
-func (t *Tracker) Uncertain(key, sentOn string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f, ok := t.flights[key]; ok && f.phase == assumed {
-		f.phase, f.sentOn = uncertain, sentOn
-		t.flights[key] = f
-	}
-}
-
-// Refused records that the API refused an admission write: assumed ->
-// refused, and the quota is given back.
-func (t *Tracker) Refused(key string) {
-	if t.move(key, refused) {
-		t.quotaFreed(t.Cache.Release(key))
-	}
-}
-
-func (t *Tracker) move(key string, to phase) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.flights[key]
-	if !ok || f.phase != assumed {
-		return false
-	}
-	f.phase = to
-	t.flights[key] = f
-	return true
-}
-
-// Unsettled tells whether an admission of the workload is uncertain or
-// refused: a read of it from the API settles it.
-func (t *Tracker) Unsettled(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f, ok := t.flights[key]
-	return ok && (f.phase == uncertain || f.phase == refused)
-}
-
-// Phase is where a decided admission stands ("" when none is).
-func (t *Tracker) Phase(key string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f, ok := t.flights[key]; ok {
-		return f.phase.String()
-	}
-	return ""
-}
-
-// Observe applies a version of a Workload delivered by the watch. While an
-// admission of it is in flight, the write's outcome decides; the version it
-// was decided on says nothing new. Any other version is the truth.
-func (t *Tracker) Observe(wl *kueue.Workload) {
-	t.written.seen(wl)
-	key := workload.Key(wl)
-	t.mu.Lock()
-	if f, ok := t.flights[key]; ok {
-		if f.phase == assumed || wl.ResourceVersion == f.base || (f.phase == landed && beforeAdmission(wl, f.written)) ||
-			(f.phase == uncertain && notNewer(wl.ResourceVersion, f.sentOn)) {
-			t.mu.Unlock()
-			return
-		}
-		delete(t.flights, key)
-		if len(t.flights) == 0 {
-			// What blockAdmission waited for may be over.
-			defer t.Queues.Signal()
-		}
-	}
-	freed := t.settle(key, wl)
-	t.mu.Unlock()
-	t.quotaFreed(freed)
-}
-
-// beforeAdmission tells a version of a workload whose admission landed
-// (producing version written) that the watch delivers late: one from
-// before the admission (a pending verdict of ours written on top of the
-// decided version, say). Settling it would give the quota back while the
-// admission holds it, and the room would be admitted twice until the
-// admission's own event came. Resource versions are etcd revisions here,
-// so an older one is a smaller number; were they not numbers, a version
-// that shows no reservation and nothing that ends one is taken as older.
-func beforeAdmission(wl *kueue.Workload, written string) bool {
-	if order, ok := compareVersions(wl.ResourceVersion, written); ok {
-		return order < 0
-	}
-	return !workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && wl.DeletionTimestamp.IsZero() &&
-		!meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted)
-}
-
-// notNewer tells a version the watch delivers that is not newer than the
-// one an uncertain admission was conditional on: it was there before the
-// write and says nothing of its outcome (settling it, were it pending,
-// would give back quota the admission may hold). Versions that are not
-// numbers are taken as news.
-func notNewer(seen, sentOn string) bool {
-	order, ok := compareVersions(seen, sentOn)
-	return ok && order <= 0
-}
-
-// compareVersions orders two resource versions as the etcd revisions they
-// are here (-1, 0, 1); ok is false when either is not a number.
-func compareVersions(a, b string) (order int, ok bool) {
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil {
-		return 0, false
-	}
-	return cmp.Compare(x, y), true
-}
-
-// Resolve applies a version read from the API server to settle an
-// uncertain or refused admission: it is the truth, whatever its version.
-func (t *Tracker) Resolve(wl *kueue.Workload) {
-	key := workload.Key(wl)
-	t.mu.Lock()
-	delete(t.flights, key)
-	freed := t.settle(key, wl)
-	t.mu.Unlock()
-	t.quotaFreed(freed)
-}
-
 // settle makes the queues and the cache say what the Workload says: a
 // reservation is charged, a pending active workload waits, a finished or
 // deleted one is forgotten. The caller holds mu.
 func (t *Tracker) settle(key string, wl *kueue.Workload) (freed string) {
+	t.applied[key] = wl.ResourceVersion
 	freed = t.settleQueues(key, wl)
 	t.noteFinished(key, wl)
 	t.noteUnready(key, wl)
@@ -379,13 +207,16 @@ func (t *Tracker) StillInUse(wl *kueue.Workload) bool {
 func (t *Tracker) Forget(key string) {
 	t.written.forget(key)
 	t.mu.Lock()
+	delete(t.applied, key)
 	freed := t.forgetLocked(key)
 	t.mu.Unlock()
 	t.quotaFreed(freed)
 }
 
 func (t *Tracker) forgetLocked(key string) string {
-	delete(t.flights, key)
+	if _, ok := t.flights[key]; ok {
+		t.endFlight(key)
+	}
 	if t.unready[key] {
 		delete(t.unready, key)
 		if len(t.unready) == 0 {

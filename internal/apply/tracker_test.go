@@ -17,22 +17,22 @@ import (
 
 func TestTrackerAdmissionPhases(t *testing.T) {
 	now := time.Unix(5000, 0)
-	setup := func() (*Tracker, *workload.Info) {
+	setup := func() (*Tracker, AdmissionID) {
 		tr := NewTracker()
 		wl := pendingWorkload("w", 0)
 		wl.ResourceVersion = "5"
 		tr.Observe(wl)
 		info := tr.Queues.Pending()[0]
-		tr.Assume(info, "cq", quota.Amounts{{Flavor: "default", Resource: corev1.ResourceCPU}: 1000}, now)
-		return tr, info
+		id := tr.Assume(info, "cq", quota.Amounts{{Flavor: "default", Resource: corev1.ResourceCPU}: 1000}, now)
+		return tr, id
 	}
-	landed := func(tr *Tracker) { tr.Landed("ns/w", "6") }
+	landed := func(tr *Tracker) { tr.Landed("ns/w", 1, "6") }
 	// Decided on 5, written on top of our own pending verdict (6): 7.
-	landedOnOurVerdict := func(tr *Tracker) { tr.Landed("ns/w", "7") }
-	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w", "5") }
+	landedOnOurVerdict := func(tr *Tracker) { tr.Landed("ns/w", 1, "7") }
+	uncertain := func(tr *Tracker) { tr.Uncertain("ns/w", 1, "5") }
 	// Sent on top of our own pending verdict (6), outcome unknown.
-	uncertainOnOurVerdict := func(tr *Tracker) { tr.Uncertain("ns/w", "6") }
-	refused := func(tr *Tracker) { tr.Refused("ns/w") }
+	uncertainOnOurVerdict := func(tr *Tracker) { tr.Uncertain("ns/w", 1, "6") }
+	refused := func(tr *Tracker) { tr.Refused("ns/w", 1) }
 	pendingAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv} }
 	reservedAt := func(rv string) *workloadVersion { return &workloadVersion{rv: rv, reserved: true} }
 	cases := []struct {

@@ -55,17 +55,17 @@ type Workloads struct {
 
 func workloadObject(key string) string { return "Workload/" + key }
 
-// Admit queues the write of a decided (and assumed) admission.
-func (w *Workloads) Admit(d scheduler.Decision) {
+// Admit queues the write of a decided admission, assumed as id.
+func (w *Workloads) Admit(d scheduler.Decision, id AdmissionID) {
 	w.Dispatcher.Add(Write{Object: workloadObject(d.Info.Key), Kind: writeAdmission, Class: Urgent,
-		Run: func(ctx context.Context) Outcome { w.writeAdmission(ctx, d); return Done }})
+		Run: func(ctx context.Context) Outcome { w.writeAdmission(ctx, d, id); return Done }})
 }
 
 // writeAdmission writes status.admission and the conditions in one patch,
 // conditional on the version the decision was made on. A refusal gives the
 // quota back; an unknown outcome keeps it charged; either way a read of the
 // workload settles it, retried until it succeeds.
-func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
+func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision, id AdmissionID) {
 	key := d.Info.Key
 	wl := w.Tracker.written.latest(d.Info) // a copy of its own
 	checks := w.neededChecks(d)
@@ -78,23 +78,23 @@ func (w *Workloads) writeAdmission(ctx context.Context, d scheduler.Decision) {
 	switch {
 	case err == nil:
 		w.failures().Forget(key)
-		w.Tracker.Landed(key, wl.ResourceVersion) // the response's version
+		w.Tracker.Landed(key, id, wl.ResourceVersion) // the response's version
 		w.Metrics.Admitted(metrics.Admission{ClusterQueue: d.ClusterQueue, Namespace: d.Info.Namespace, LocalQueue: d.Info.LocalQueue,
 			PriorityClass: priorityClassName(wl), Waited: w.Clock.Since(d.Info.QueueTime), Checked: len(checks) > 0})
 		return
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 		// A newer version, or none: nothing failed, look again at once.
-		w.Tracker.Refused(key)
+		w.Tracker.Refused(key, id)
 	case refusedByAPI(err):
 		ctrl.LoggerFrom(ctx).Error(err, "writing an admission: refused", "workload", key)
-		w.Tracker.Refused(key)
+		w.Tracker.Refused(key, id)
 		delay = w.failures().When(key)
 	default:
 		ctrl.LoggerFrom(ctx).Error(err, "writing an admission: outcome unknown, quota stays charged until a read tells", "workload", key)
-		w.Tracker.Uncertain(key, sentOn)
+		w.Tracker.Uncertain(key, id, sentOn)
 		delay = w.failures().When(key)
 	}
-	w.recheck(key, delay)
+	w.recheck(key, id, delay)
 }
 
 // neededChecks are the admission checks the decision's ClusterQueue asks
@@ -146,12 +146,15 @@ func refusedByAPI(err error) bool {
 	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
 }
 
-// recheck reads a workload whose admission is uncertain or refused from the
-// API server and settles it, after delay; a failed read is retried after
-// the workload's backoff, so nothing waits for a resync.
-func (w *Workloads) recheck(key string, delay time.Duration) {
+// recheck reads a workload whose admission id is uncertain or refused from
+// the API server and settles that admission, after delay; a failed read is
+// retried after the workload's backoff, so nothing waits for a resync. The
+// read settles only admission id: the watch may settle it meanwhile and a
+// later cycle admit the workload again, and that admission's write, queued
+// behind this read, must keep its charge.
+func (w *Workloads) recheck(key string, id AdmissionID, delay time.Duration) {
 	w.Dispatcher.Add(Write{Object: workloadObject(key), Kind: writeRecheck, Class: Urgent, Delay: delay, Run: func(ctx context.Context) Outcome {
-		if !w.Tracker.Unsettled(key) {
+		if !w.Tracker.Unsettled(key, id) {
 			return Done // the watch settled it
 		}
 		namespace, name, _ := strings.Cut(key, "/")
@@ -160,11 +163,11 @@ func (w *Workloads) recheck(key string, delay time.Duration) {
 		countWrite(writeRecheck, err)
 		switch {
 		case apierrors.IsNotFound(err):
-			w.Tracker.Forget(key)
+			w.Tracker.Gone(key, id)
 		case err != nil:
 			return Retry
 		default:
-			w.Tracker.Resolve(latest)
+			w.Tracker.Resolve(latest, id)
 		}
 		return Done
 	}})
