@@ -276,14 +276,15 @@ func (v *Verdicts) refreshLater(key string, after time.Duration) {
 func (v *Verdicts) arm(d time.Duration) {
 	v.timerMu.Lock()
 	defer v.timerMu.Unlock()
-	if v.timer == nil {
-		// In a goroutine of its own: a fake clock runs the function while
-		// holding its lock, and refreshDueNow reads the clock.
-		v.timer = v.Workloads.Clock.AfterFunc(d, func() { go v.refreshDueNow() })
-		return
+	if v.timer != nil {
+		v.timer.Stop()
 	}
-	v.timer.Stop()
-	v.timer.Reset(d)
+	// A new timer each time, not Reset: a fake clock sends each firing of
+	// a function timer on a channel of one that nothing reads, and blocks
+	// on its second firing. In a goroutine of its own: a fake clock runs
+	// the function while holding its lock, and refreshDueNow reads the
+	// clock.
+	v.timer = v.Workloads.Clock.AfterFunc(d, func() { go v.refreshDueNow() })
 }
 
 // refreshDueNow requeues the workloads whose refresh is due and arms the
