@@ -67,7 +67,7 @@ RELEASE     := go run ./hack/release
 
 .PHONY: image image-push release helm chromium
 .PHONY: addons
-.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz drills dev bench bench-vs-kueue bench-properties fmt vet clean
+.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz stress drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
 
@@ -205,8 +205,21 @@ test-integration: tools helm addons
 ## drills: the fault drills (leader killed and frozen, lost answers, API blackhole, control plane restarts, webhook down, a soak of SOAK): about 40 minutes, 18 without the soak
 SOAK        ?= 20m
 DRILLS_RUN  ?= .
-drills: tools
+drills: tools stress
 	KUBEBUILDER_ASSETS=$(K8S_BIN) SLUICE_SOAK=$(SOAK) go test -tags drills -count=1 -timeout 90m -v -run '$(DRILLS_RUN)' ./test/drills/
+
+## stress: the load test and HoldAndDrain (TestStopPolicies) 20 times on a real API server, two suites at once; any violation fails
+STRESS_RUNS ?= 10
+STRESS_TEST  = KUBEBUILDER_ASSETS=$(K8S_BIN) go test -count=$(STRESS_RUNS) -timeout 80m -v \
+  -run '^(TestQuotaNeverExceededUnderLoad|TestStopPolicies)$$' ./test/integration/admission/
+stress: tools
+	@mkdir -p $(BIN); a=0; b=0; \
+	  $(STRESS_TEST) > $(BIN)/stress-1.log 2>&1 & p1=$$!; \
+	  $(STRESS_TEST) > $(BIN)/stress-2.log 2>&1 & p2=$$!; \
+	  wait $$p1 || a=$$?; wait $$p2 || b=$$?; \
+	  echo ">> runs: $$(cat $(BIN)/stress-*.log | grep -c '^--- PASS: TestQuotaNeverExceededUnderLoad') load, $$(cat $(BIN)/stress-*.log | grep -c '^--- PASS: TestStopPolicies') HoldAndDrain passed"; \
+	  grep -h -- '^--- FAIL\|exceed\|above what' $(BIN)/stress-*.log || true; \
+	  [ $$a = 0 ] && [ $$b = 0 ]
 
 ## fuzz: explore every fuzz target for FUZZ_TIME each (make test runs only their seed corpora)
 fuzz:
@@ -225,9 +238,10 @@ dev: tools addons build
 bench: tools build bench-properties
 	$(BIN)/sluice bench --generator bench/$(BENCH).yaml --assets $(K8S_BIN) --out $(BIN)/bench-$(BENCH).json
 
-## bench-properties: seeded random runs of the pure cycle (preemption, fair sharing, quota changes), 5 seeds x 10,000 cycles each way
+## bench-properties: seeded random runs of the pure cycle (preemption, fair sharing, quota changes), 5 seeds x 10,000 cycles each way, and of the write path's interleavings, 500 seeds x 2,000 steps
 bench-properties:
 	SLUICE_PROPERTY_STEPS=10000 SLUICE_PROPERTY_SEEDS=5 go test -count=1 -timeout 30m -run TestPreemptionProperties -v ./internal/scheduler/
+	SLUICE_WRITEPATH_SEEDS=500 SLUICE_WRITEPATH_STEPS=2000 go test -count=1 -timeout 30m -run TestWritePathProperties ./internal/apply/
 
 ## bench-vs-kueue: Kueue's own scheduler benchmark (its runner) with Kueue's minimalkueue, then with sluice, on bench/$(BENCH).yaml; one table, and bin/bench-vs-kueue-$(BENCH).json (VS_KUEUE_FLAGS="--qps 500 --burst 1000" raises the runner's client limits)
 bench-vs-kueue: tools build $(KUEUE_BENCH_BIN)/runner $(KUEUE_BENCH_BIN)/minimalkueue

@@ -80,7 +80,6 @@ type heldReply struct {
 // runningWrite is a write the sim took from the Dispatcher and runs on a
 // goroutine of its own: it is either held in a call or done.
 type runningWrite struct {
-	key   string
 	write Write
 }
 
@@ -90,7 +89,7 @@ type writePathSim struct {
 	rng   *rand.Rand
 	clk   *clocktesting.FakeClock
 	store client.WithWatch // the API server's state, unheld
-	api   client.Client // what the write path calls: every Workload call held
+	api   client.Client    // what the write path calls: every Workload call held
 	names []string
 
 	tracker    *Tracker
@@ -109,8 +108,8 @@ type writePathSim struct {
 
 func newWritePathSim(t *testing.T, seed uint64) *writePathSim {
 	s := &writePathSim{t: t, ctx: context.Background(), rng: rand.New(rand.NewPCG(seed, 37)),
-		clk:   clocktesting.NewFakeClock(time.Unix(100_000, 0)),
-		store: fake.NewClientBuilder().WithScheme(scheme.Scheme).WithStatusSubresource(&kueue.Workload{}).Build(),
+		clk:     clocktesting.NewFakeClock(time.Unix(100_000, 0)),
+		store:   fake.NewClientBuilder().WithScheme(scheme.Scheme).WithStatusSubresource(&kueue.Workload{}).Build(),
 		history: map[string][]*kueue.Workload{}, delivered: map[string]int{}, events: make(chan *heldCall)}
 	s.api = interceptor.NewClient(s.store, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -254,7 +253,7 @@ func (s *writePathSim) startWrite() string {
 	if !ok {
 		return "no write ready"
 	}
-	r := &runningWrite{key: key, write: w}
+	r := &runningWrite{write: w}
 	s.running = append(s.running, r)
 	d := s.dispatcher
 	s.resume(r, func() {
