@@ -366,7 +366,7 @@ func (s *writePathSim) foreignWrite() string {
 // quiet answers every call, makes every write, waits out every backoff and
 // delivers every version: nothing is in flight anymore.
 func (s *writePathSim) quiet() {
-	for round := 0; round < 1000; round++ {
+	for range 1000 {
 		switch {
 		case len(s.calls) > 0:
 			c := s.calls[0]
