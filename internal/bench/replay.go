@@ -10,6 +10,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/controller"
+	"github.com/sluicehq/sluice/internal/patch"
 )
 
 // replayCeiling measures what the API server alone sustains for the same
@@ -62,7 +63,7 @@ func writeReplayAdmission(ctx context.Context, c client.Client, created *kueue.W
 	}
 	wl := created.DeepCopy()
 	admit(wl, w, time.Now())
-	return c.Status().Patch(ctx, wl, client.MergeFromWithOptions(created, client.MergeFromWithOptimisticLock{}))
+	return c.Status().Patch(ctx, wl, patch.OnVersion(created))
 }
 
 // immediately is plan with every creation due at once.

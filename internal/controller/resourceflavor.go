@@ -13,6 +13,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
+	"github.com/sluicehq/sluice/internal/patch"
 )
 
 // ResourceFlavorReconciler keeps the resource-in-use finalizer on every live
@@ -69,9 +70,7 @@ func ensureFinalizer(ctx context.Context, c client.Client, obj client.Object) er
 	if controllerutil.ContainsFinalizer(obj, kueue.ResourceInUseFinalizerName) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(obj, kueue.ResourceInUseFinalizerName)
-	if err := c.Patch(ctx, obj, patch); err != nil {
+	if _, err := patch.Object(ctx, c, obj, func() bool { return controllerutil.AddFinalizer(obj, kueue.ResourceInUseFinalizerName) }); err != nil {
 		return fmt.Errorf("adding finalizer to %s: %w", obj.GetName(), err)
 	}
 	return nil
@@ -81,9 +80,7 @@ func removeFinalizer(ctx context.Context, c client.Client, obj client.Object) er
 	if !controllerutil.ContainsFinalizer(obj, kueue.ResourceInUseFinalizerName) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(obj, kueue.ResourceInUseFinalizerName)
-	if err := c.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := patch.Object(ctx, c, obj, func() bool { return controllerutil.RemoveFinalizer(obj, kueue.ResourceInUseFinalizerName) }); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing finalizer from %s: %w", obj.GetName(), err)
 	}
 	return nil

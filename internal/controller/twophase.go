@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -195,10 +195,8 @@ func clearDeactivationTarget(wl *kueue.Workload) bool {
 // deactivate sets spec.active=false on a workload marked as a deactivation
 // target; its eviction (if it holds a reservation) follows from that.
 func (r *WorkloadReconciler) deactivate(ctx context.Context, wl *kueue.Workload) error {
-	patch := client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})
 	wl = wl.DeepCopy() // what was read is the informer's, read-only
-	wl.Spec.Active = ptr.To(false)
-	if err := r.Client.Patch(ctx, wl, patch); err != nil {
+	if _, err := patch.Object(ctx, r.Client, wl, patch.Always(func() { wl.Spec.Active = ptr.To(false) })); err != nil {
 		return fmt.Errorf("deactivating workload %s: %w", wl.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("deactivated a workload", "workload", workload.Key(wl),

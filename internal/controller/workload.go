@@ -19,6 +19,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/apply"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -139,11 +140,8 @@ func (r *WorkloadReconciler) reconcileReserved(ctx context.Context, wl *kueue.Wo
 		return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil
 	}
 	// Out of time: deactivate (so it is not queued again), then evict.
-	patch := client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})
 	wl = wl.DeepCopy() // what was read is the informer's, read-only
-	inactive := false
-	wl.Spec.Active = &inactive
-	if err := r.Client.Patch(ctx, wl, patch); err != nil {
+	if _, err := patch.Object(ctx, r.Client, wl, patch.Always(func() { wl.Spec.Active = ptr.To(false) })); err != nil {
 		return ctrl.Result{}, fmt.Errorf("deactivating workload %s: %w", wl.Name, err)
 	}
 	r.evict(wl)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/patch"
 )
 
 // FinalizerPrefix marks the finalizers sluice (and Kueue) put on objects.
@@ -165,7 +166,7 @@ func removeFinalizers(ctx context.Context, c client.Client, gvk schema.GroupVers
 			}
 			before := obj.DeepCopy()
 			obj.Finalizers = slices.DeleteFunc(obj.Finalizers, isSluices)
-			return c.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+			return c.Patch(ctx, obj, patch.OnVersion(before))
 		})
 		switch {
 		case apierrors.IsNotFound(err):

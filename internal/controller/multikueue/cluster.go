@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/patch"
 )
 
 // Reasons of a MultiKueueCluster's Active condition beyond the kubeconfig.
@@ -199,9 +200,7 @@ func (r *ClusterReconciler) setActive(ctx context.Context, mkc *kueue.MultiKueue
 		have.Reason == want.Reason && have.Message == want.Message && have.ObservedGeneration == want.ObservedGeneration {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(mkc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	meta.SetStatusCondition(&mkc.Status.Conditions, want)
-	if err := r.Client.Status().Patch(ctx, mkc, patch); err != nil {
+	if _, err := patch.Status(ctx, r.Client, mkc, func() bool { return meta.SetStatusCondition(&mkc.Status.Conditions, want) }); err != nil {
 		return fmt.Errorf("updating the Active condition of MultiKueueCluster %s: %w", mkc.Name, err)
 	}
 	return nil

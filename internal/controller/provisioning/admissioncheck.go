@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/patch"
 )
 
 // Reasons of the Active condition of this controller's AdmissionChecks.
@@ -53,9 +54,7 @@ func (r *AdmissionCheckReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		have.Reason == want.Reason && have.Message == want.Message {
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFromWithOptions(ac.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	meta.SetStatusCondition(&ac.Status.Conditions, want)
-	if err := r.Client.Status().Patch(ctx, ac, patch); err != nil {
+	if _, err := patch.Status(ctx, r.Client, ac, func() bool { return meta.SetStatusCondition(&ac.Status.Conditions, want) }); err != nil {
 		return ctrl.Result{}, fmt.Errorf("updating the Active condition of AdmissionCheck %s: %w", ac.Name, err)
 	}
 	return ctrl.Result{}, nil
