@@ -45,6 +45,9 @@ type Write struct {
 	// that must wait out a failure made elsewhere).
 	Delay time.Duration
 	Run   func(ctx context.Context) Outcome
+	// dropped tells a waiting caller (Do) that the write will not be made;
+	// a write with it is never merged away, its caller waits for it.
+	dropped func()
 }
 
 // Dispatcher is the one way sluice's status writes reach the API server:
@@ -150,6 +153,7 @@ func (d *Dispatcher) Add(w Write) {
 	d.mu.Lock()
 	if d.stopped {
 		d.mu.Unlock()
+		w.drop()
 		return
 	}
 	o := d.objects[w.Object]
@@ -191,7 +195,7 @@ func (d *Dispatcher) releaseAfter(key string, o *queuedObject, delay time.Durati
 func merge(queued []Write, w Write) []Write {
 	out := queued[:0]
 	for _, q := range queued {
-		if q.Kind == w.Kind || (w.Class == Urgent && q.Class == Background) {
+		if q.dropped == nil && (q.Kind == w.Kind || (w.Class == Urgent && q.Class == Background)) {
 			continue
 		}
 		out = append(out, q)
@@ -273,8 +277,21 @@ func (d *Dispatcher) Stop(cancel context.CancelFunc, wait time.Duration) {
 	}
 	d.mu.Lock()
 	d.stopped = true
+	left := d.objects
 	d.objects = map[string]*queuedObject{}
 	d.mu.Unlock()
+	for _, o := range left {
+		for _, w := range o.writes {
+			w.drop()
+		}
+	}
+}
+
+// drop tells a waiting caller its write will not be made.
+func (w Write) drop() {
+	if w.dropped != nil {
+		w.dropped()
+	}
 }
 
 // next blocks until a write may be made; ok is false once stopping and no
@@ -380,6 +397,9 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 		d.backgroundInFlight--
 	}
 	d.cond.Broadcast()
+	if outcome != Done && (o == nil || d.stopping) {
+		w.drop() // not retried once stopping
+	}
 	if o == nil {
 		return nil, 0
 	}
@@ -395,6 +415,7 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 	for _, q := range o.writes {
 		replaced = replaced || q.Kind == w.Kind || (q.Class == Urgent && w.Class == Background)
 	}
+	replaced = replaced && w.dropped == nil // its caller waits for this one
 	if !replaced {
 		o.writes = append([]Write{w}, o.writes...)
 	}

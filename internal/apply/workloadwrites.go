@@ -20,6 +20,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/metrics"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -273,12 +274,12 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 				return Retry
 			}
 			before := wl.DeepCopy()
-			patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+			onVersion := patch.OnVersion(before)
 			if !mutate(wl) {
 				countWrite(kind, errSkipped)
 				return Done
 			}
-			err := w.Client.Status().Patch(ctx, wl, patch)
+			err := w.Client.Status().Patch(ctx, wl, onVersion)
 			countWrite(kind, err)
 			switch {
 			case err == nil:

@@ -54,12 +54,20 @@ type Options struct {
 	CheckStuckAfter time.Duration
 }
 
+// Core is what Setup made that other parts of the manager use.
+type Core struct {
+	// Tracker is the queues' state (the visibility server reads it).
+	Tracker *apply.Tracker
+	// Workloads is the one path of Workload status writes: the job
+	// integrations and the admission check controllers write through it.
+	Workloads *apply.Workloads
+}
+
 // Setup registers the field indexes, every reconciler of this package and
-// the apply layer they feed, and returns the tracker they share (the
-// visibility server reads the queues from it).
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*apply.Tracker, error) {
+// the apply layer they feed.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (Core, error) {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return nil, err
+		return Core{}, err
 	}
 	c := opts.Client
 	if c == nil {
@@ -93,20 +101,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*apply.Tracker,
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
-			return nil, fmt.Errorf("setting up %T: %w", r, err)
+			return Core{}, fmt.Errorf("setting up %T: %w", r, err)
 		}
 	}
 	admitter := &apply.Admitter{Metrics: recorder, Client: c, Tracker: tracker, Workloads: workloads, Dispatcher: dispatcher, Clock: clk,
 		Verdicts:        &apply.Verdicts{Workloads: workloads, Heads: VerdictHeads, Grace: VerdictGrace, Refresh: VerdictRefresh, PerSecond: 20},
 		PreemptionGrace: PreemptionGrace, DrainTimeout: 30 * time.Second, CyclePause: CyclePause, BlockAdmission: opts.BlockAdmission}
 	if err := mgr.Add(admitter); err != nil {
-		return nil, fmt.Errorf("adding the admitter: %w", err)
+		return Core{}, fmt.Errorf("adding the admitter: %w", err)
 	}
 	setMetricsSource(mgr, tracker, opts)
 	if err := mgr.Add(&apply.QueueStatusWriter{Client: c, Tracker: tracker, Dispatcher: dispatcher, Clock: clk, Period: time.Second, MinInterval: QueueStatusMinInterval, MaxWritesPerPeriod: QueueStatusWritesPerSecond}); err != nil {
-		return nil, fmt.Errorf("adding the queue status writer: %w", err)
+		return Core{}, fmt.Errorf("adding the queue status writer: %w", err)
 	}
-	return tracker, nil
+	return Core{Tracker: tracker, Workloads: workloads}, nil
 }
 
 // QueueStatusWritesPerSecond bounds the ClusterQueue and LocalQueue status

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/workload"
@@ -17,16 +16,12 @@ import (
 // reach the admitted count. A workload whose pods have not been ready yet
 // gets no condition (its absence says as much, and saves a write per
 // admission); one whose pods stop being ready gets WaitForRecovery.
-func SyncPodsReady(ctx context.Context, c client.Client, wl *kueue.Workload, ready int32, now time.Time) error {
+func SyncPodsReady(ctx context.Context, w WorkloadStatusWriter, wl *kueue.Workload, ready int32, now time.Time) error {
 	want := ready >= AdmittedPods(wl)
 	if !want && meta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady) == nil {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if !workload.SetPodsReady(wl, want, now) {
-		return nil
-	}
-	if err := c.Status().Patch(ctx, wl, patch); err != nil {
+	if _, err := w.Status(ctx, wl, "pods-ready", func() bool { return workload.SetPodsReady(wl, want, now) }); err != nil {
 		return fmt.Errorf("updating the PodsReady condition of Workload %s: %w", wl.Name, err)
 	}
 	return nil

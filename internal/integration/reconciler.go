@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -51,6 +52,9 @@ const retryUnresolvable = 30 * time.Second
 // gives the quota back on eviction, and finishes the Workload with the job.
 type Reconciler struct {
 	Client client.Client
+	// Workloads writes the status of the job's Workloads, in order with
+	// sluice's own admission writes of each.
+	Workloads WorkloadStatusWriter
 	// APIReader reads priority classes, which the manager doesn't cache.
 	APIReader client.Reader
 	Kind      Kind
@@ -183,7 +187,7 @@ func (r *Reconciler) drive(ctx context.Context, job Job, wl *kueue.Workload, que
 			return ctrl.Result{}, err
 		}
 		if counter, ok := job.(ReadyCounter); ok {
-			return ctrl.Result{}, SyncPodsReady(ctx, r.Client, wl, counter.ReadyPods(), r.Clock.Now())
+			return ctrl.Result{}, SyncPodsReady(ctx, r.Workloads, wl, counter.ReadyPods(), r.Clock.Now())
 		}
 		return ctrl.Result{}, nil
 	default:
@@ -208,9 +212,8 @@ func (r *Reconciler) retrack(ctx context.Context, key types.NamespacedName) (boo
 	if !controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
 		return false, nil
 	}
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
-	obj.SetLabels(mergeInto(obj.GetLabels(), r.Kind.TrackingLabels))
-	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+	relabel := patch.Always(func() { obj.SetLabels(mergeInto(obj.GetLabels(), r.Kind.TrackingLabels)) })
+	if _, err := patch.Object(ctx, r.Client, obj, relabel); err != nil {
 		return true, fmt.Errorf("putting back the labels of %s: %w", key, err)
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRetracked, "Relabel",
@@ -498,9 +501,8 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload, que
 	if gone, err := r.podsGone(ctx, wl.Namespace, job.Object().GetName(), job.Object().GetUID()); err != nil || !gone {
 		return ctrl.Result{RequeueAfter: podsGoneRecheck}, err
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	workload.ClearReservation(wl, workload.QueuesAgain(wl), r.Clock.Now())
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	letGo := patch.Always(func() { workload.ClearReservation(wl, workload.QueuesAgain(wl), r.Clock.Now()) })
+	if _, err := r.Workloads.Status(ctx, wl, "clear-reservation", letGo); err != nil {
 		return ctrl.Result{}, fmt.Errorf("clearing the reservation of Workload %s: %w", wl.Name, err)
 	}
 	if workload.IsFinished(wl) || !job.IsSuspended() || hasOriginals(job.Object()) {
@@ -513,10 +515,9 @@ func (r *Reconciler) evict(ctx context.Context, job Job, wl *kueue.Workload, que
 // admission Evicted; the eviction path stops the job and clears the
 // reservation.
 func (r *Reconciler) evictChanged(ctx context.Context, job Job, wl *kueue.Workload, why string) error {
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	message := fmt.Sprintf("The job no longer matches its admission: %s; it is stopped and queued again with its new shape", why)
-	workload.MarkEvicted(wl, EvictedReasonJobChanged, message, r.Clock.Now())
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	evict := patch.Always(func() { workload.MarkEvicted(wl, EvictedReasonJobChanged, message, r.Clock.Now()) })
+	if _, err := r.Workloads.Status(ctx, wl, "evict-changed", evict); err != nil {
 		return fmt.Errorf("evicting Workload %s of a changed job: %w", wl.Name, err)
 	}
 	r.Recorder.Eventf(job.Object(), wl, corev1.EventTypeWarning, EventStopped, "Evict", message)
@@ -637,11 +638,9 @@ func (r *Reconciler) finish(ctx context.Context, job Job, wl *kueue.Workload, re
 	if workload.IsFinished(wl) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: message,
-		LastTransitionTime: metav1.NewTime(r.Clock.Now()), ObservedGeneration: wl.Generation})
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	finished := metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(r.Clock.Now()), ObservedGeneration: wl.Generation}
+	if _, err := r.Workloads.Status(ctx, wl, "finish", func() bool { return meta.SetStatusCondition(&wl.Status.Conditions, finished) }); err != nil {
 		return fmt.Errorf("finishing Workload %s: %w", wl.Name, err)
 	}
 	r.Recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, EventFinished, "Finish", "Workload %s finished (%s): %s", wl.Name, reason, message)
@@ -669,9 +668,7 @@ func (r *Reconciler) syncReclaimable(ctx context.Context, job Job, wl *kueue.Wor
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	wl.Status.ReclaimablePods = merged
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	if _, err := r.Workloads.Status(ctx, wl, "reclaimable-pods", patch.Always(func() { wl.Status.ReclaimablePods = merged })); err != nil {
 		return fmt.Errorf("updating reclaimablePods of Workload %s: %w", wl.Name, err)
 	}
 	return nil
@@ -853,6 +850,9 @@ func describeAssignments(adm *kueue.Admission) string {
 // Workloads jobs name as prebuilt before owning them, and the objects they
 // run as (RunsAs).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Workloads == nil {
+		return fmt.Errorf("the %s reconciler has no Workload status writer", r.Kind.GVK.Kind)
+	}
 	if r.Kind.Group != nil {
 		return r.setupGroupWithManager(mgr)
 	}

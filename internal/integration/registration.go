@@ -67,8 +67,11 @@ type Deps struct {
 	Policy  *Policy
 	// Client writes; Reader reads the manager's cache; APIReader reads the
 	// API server (owners, priority classes).
-	Client    client.Client
-	Reader    client.Reader
+	Client client.Client
+	Reader client.Reader
+	// Workloads writes Workload status, in order with sluice's admission
+	// writes.
+	Workloads WorkloadStatusWriter
 	APIReader client.Reader
 	Clock     clock.Clock
 	// LabelKeysToCopy are the job labels its Workload gets.

@@ -123,7 +123,7 @@ func (in *integrations) served() []integration.Kind {
 
 // setupReconcilers builds every kind's setup, and runs the generic
 // Reconciler and the kind's own controllers for the enabled ones.
-func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client) error {
+func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, writer client.Client, workloads integration.WorkloadStatusWriter) error {
 	var groupers []func(*corev1.Pod)
 	var sizers []integration.GroupSizer
 	for _, r := range in.registrations {
@@ -137,7 +137,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 	for _, r := range in.registrations {
 		in.setups[r.Framework] = r.New(integration.Deps{
 			Enabled: in.enabled[r.Framework], Policy: in.policy,
-			Client: writer, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
+			Client: writer, Workloads: workloads, Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{},
 			LabelKeysToCopy: in.labelKeysToCopy, MultiKueue: in.multiKueue, KnownOwners: in.knownOwners(), PodGroupers: groupers,
 			PodGroupSizers: sizers, ParentsPodsOnly: in.parentsPodsOnly, Self: in.self,
 		})
@@ -149,6 +149,7 @@ func (in *integrations) setupReconcilers(ctx context.Context, mgr ctrl.Manager, 
 	for _, k := range served {
 		r := &integration.Reconciler{
 			Client:    writer,
+			Workloads: workloads,
 			APIReader: mgr.GetAPIReader(),
 			Kind:      k,
 			Policy:    in.policy,

@@ -174,17 +174,18 @@ func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configurat
 		copts.Fence = fence
 		copts.Client = fencedClient(writer, fence)
 	}
-	tracker, err := controller.Setup(ctx, mgr, copts)
+	core, err := controller.Setup(ctx, mgr, copts)
 	if err != nil {
 		return nil, err
 	}
-	if err := in.setupReconcilers(ctx, mgr, copts.Client); err != nil {
+	tracker := core.Tracker
+	if err := in.setupReconcilers(ctx, mgr, copts.Client, core.Workloads); err != nil {
 		return nil, err
 	}
-	if err := setupProvisioning(mgr, copts.Client); err != nil {
+	if err := setupProvisioning(mgr, copts.Client, core.Workloads); err != nil {
 		return nil, err
 	}
-	if err := setupMultiKueue(mgr, cfg, copts.Client, in, restConfig, opts.MultiKueueProbeInterval); err != nil {
+	if err := setupMultiKueue(mgr, cfg, copts.Client, core.Workloads, in, restConfig, opts.MultiKueueProbeInterval); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

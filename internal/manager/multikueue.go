@@ -33,7 +33,7 @@ func multiKueueEnabled(cfg *configapi.Configuration) bool {
 // the enabled kinds that can be dispatched, and the garbage collector.
 // Without them (gate off), a MultiKueue check has no Active condition and
 // its ClusterQueues admit nothing.
-func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer client.Client, in *integrations, restConfig *rest.Config, probe time.Duration) error {
+func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer client.Client, statuses integration.WorkloadStatusWriter, in *integrations, restConfig *rest.Config, probe time.Duration) error {
 	if !multiKueueEnabled(cfg) {
 		return nil
 	}
@@ -79,6 +79,7 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration, writer clie
 	}
 	workloads := &multikueue.WorkloadReconciler{
 		Client:            writer,
+		Workloads:         statuses,
 		Remotes:           remotes,
 		Clock:             clock.RealClock{},
 		Dispatcher:        multikueue.Dispatcher{Name: *mk.DispatcherName, StepSize: step},

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluicehq/sluice/internal/controller/provisioning"
+	"github.com/sluicehq/sluice/internal/integration"
 )
 
 // setupProvisioning adds the ProvisioningRequest admission check
@@ -17,7 +18,7 @@ import (
 // at startup (a watch on a kind that isn't served would keep the manager
 // from starting); otherwise its AdmissionChecks say so and stay inactive,
 // so that no ClusterQueue admits past them.
-func setupProvisioning(mgr ctrl.Manager, writer client.Client) error {
+func setupProvisioning(mgr ctrl.Manager, writer client.Client, workloads integration.WorkloadStatusWriter) error {
 	_, err := mgr.GetRESTMapper().KindFor(autoscaling.SchemeGroupVersion.WithResource("provisioningrequests"))
 	served := err == nil
 	if err != nil && !meta.IsNoMatchError(err) {
@@ -29,7 +30,7 @@ func setupProvisioning(mgr ctrl.Manager, writer client.Client) error {
 	if !served {
 		return nil
 	}
-	if err := (&provisioning.WorkloadReconciler{Client: writer, Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
+	if err := (&provisioning.WorkloadReconciler{Client: writer, Workloads: workloads, Clock: clock.RealClock{}}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the provisioning requests: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package multikueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,6 +29,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -40,7 +42,10 @@ import (
 // status onto the local job (whose Finished ends the local Workload),
 // and it deletes the remote objects when the reservation here ends.
 type WorkloadReconciler struct {
-	Client     client.Client
+	Client client.Client
+	// Workloads writes the local Workloads' status, in order with sluice's
+	// admission writes of each.
+	Workloads  integration.WorkloadStatusWriter
 	Remotes    *Remotes
 	Clock      clock.Clock
 	Dispatcher Dispatcher
@@ -232,11 +237,12 @@ func (r *WorkloadReconciler) dispatch(ctx context.Context, d dispatch, local cli
 		return ctrl.Result{}, err
 	}
 	wl := d.wl
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	wl.Status.ClusterName = ptr.To(won)
-	wl.Status.NominatedClusterNames = nil
-	setState(wl, d.check.Name, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", won), now)
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	dispatched := patch.Always(func() {
+		wl.Status.ClusterName = ptr.To(won)
+		wl.Status.NominatedClusterNames = nil
+		setState(wl, d.check.Name, kueue.CheckStateReady, fmt.Sprintf("The workload got reservation on %q", won), now)
+	})
+	if _, err := r.Workloads.Status(ctx, wl, "multikueue-dispatched", dispatched); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording the dispatch of Workload %s to %s: %w", wl.Name, won, err)
 	}
 	return ctrl.Result{}, nil
@@ -281,10 +287,11 @@ func (r *WorkloadReconciler) follow(ctx context.Context, d dispatch, local clien
 			return ctrl.Result{}, err
 		}
 		wl := d.wl
-		patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		wl.Status.ClusterName = nil
-		setState(wl, d.check.Name, kueue.CheckStatePending, fmt.Sprintf("The workload lost its reservation in worker %q: dispatching again", cluster), now)
-		if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+		again := patch.Always(func() {
+			wl.Status.ClusterName = nil
+			setState(wl, d.check.Name, kueue.CheckStatePending, fmt.Sprintf("The workload lost its reservation in worker %q: dispatching again", cluster), now)
+		})
+		if _, err := r.Workloads.Status(ctx, wl, "multikueue-redispatch", again); err != nil {
 			return ctrl.Result{}, fmt.Errorf("dispatching Workload %s again: %w", wl.Name, err)
 		}
 		return ctrl.Result{}, nil
@@ -448,10 +455,11 @@ func (r *WorkloadReconciler) setCheck(ctx context.Context, d dispatch, state kue
 	if d.check.State == state && d.check.Message == message && slices.Equal(wl.Status.NominatedClusterNames, nominated) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	setState(wl, d.check.Name, state, message, r.Clock.Now())
-	wl.Status.NominatedClusterNames = nominated
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	check := patch.Always(func() {
+		setState(wl, d.check.Name, state, message, r.Clock.Now())
+		wl.Status.NominatedClusterNames = nominated
+	})
+	if _, err := r.Workloads.Status(ctx, wl, "multikueue-check", check); err != nil {
 		return fmt.Errorf("updating the MultiKueue check of Workload %s: %w", wl.Name, err)
 	}
 	return nil
@@ -534,6 +542,9 @@ func (r *WorkloadReconciler) workloadsOf(ctx context.Context, mkc client.Object)
 // had: one whose reservation ended must have its copies deleted), and the
 // changes of the objects made in workers.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Workloads == nil {
+		return errors.New("the MultiKueue workload reconciler has no Workload status writer")
+	}
 	hasChecks := func(o client.Object) bool {
 		wl, ok := o.(*kueue.Workload)
 		return ok && len(wl.Status.AdmissionChecks) > 0

@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/workload"
 )
 
@@ -30,7 +33,10 @@ import (
 // workload that no longer waits for it.
 type WorkloadReconciler struct {
 	Client client.Client
-	Clock  clock.Clock
+	// Workloads writes the checks' states, in order with sluice's
+	// admission writes of each Workload.
+	Workloads integration.WorkloadStatusWriter
+	Clock     clock.Clock
 }
 
 // +kubebuilder:rbac:groups=autoscaling.x-k8s.io,resources=provisioningrequests,verbs=get;list;watch;create;delete
@@ -74,9 +80,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !changed {
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFromWithOptions(wl.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	wl.Status.AdmissionChecks = updated
-	if err := r.Client.Status().Patch(ctx, wl, patch); err != nil {
+	if _, err := r.Workloads.Status(ctx, wl, "provisioning-checks", patch.Always(func() { wl.Status.AdmissionChecks = updated })); err != nil {
 		return ctrl.Result{}, fmt.Errorf("updating the provisioning checks of Workload %s: %w", wl.Name, err)
 	}
 	return ctrl.Result{}, nil
@@ -249,6 +253,9 @@ func equalState(a, b kueue.AdmissionCheckState) bool {
 // SetupWithManager watches Workloads and the requests they control. Only
 // for a cluster that serves ProvisioningRequests.
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Workloads == nil {
+		return errors.New("the provisioning workload reconciler has no Workload status writer")
+	}
 	// Only workloads with admission checks can have one of ours: the rest
 	// (most of them, on the admission hot path) are not queued here.
 	withChecks := predicate.NewPredicateFuncs(func(o client.Object) bool {

@@ -34,6 +34,7 @@ func (s *setup) SetupControllers(_ context.Context, mgr ctrl.Manager) error {
 	}
 	groups := &integration.Reconciler{
 		Client:          s.deps.Client,
+		Workloads:       s.deps.Workloads,
 		APIReader:       s.deps.APIReader,
 		Kind:            groupKind(s.deps.PodGroupSizers),
 		Recorder:        mgr.GetEventRecorder("sluice-pod-group-controller"),
