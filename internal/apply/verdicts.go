@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/patch"
 	"github.com/sluicehq/sluice/internal/scheduler"
 	"github.com/sluicehq/sluice/internal/workload"
 )
@@ -318,15 +318,22 @@ func (v *Verdicts) refreshDueNow() {
 // evaluated again; other failures are retried after the backoff.
 func (v *Verdicts) write(ctx context.Context, d scheduler.Decision) Outcome {
 	written := v.Workloads.Tracker.written
-	if v.Workloads.Tracker.Phase(d.Info.Key) != "" || !workload.PendingDiffers(written.conditions(d.Info), d.Reason, d.Message) {
+	if v.Workloads.Tracker.Phase(d.Info.Key) != "" {
+		// An admission or eviction of it is on its way: the verdict is not
+		// written, so it is not remembered as sent either, or the same
+		// verdict decided once that settles would never be written.
+		v.Forget(d.Info.Key)
+		countWrite(writePending, errSkipped)
+		return Done
+	}
+	if !workload.PendingDiffers(written.conditions(d.Info), d.Reason, d.Message) {
 		countWrite(writePending, errSkipped)
 		return Done
 	}
 	base := written.latest(d.Info)
 	wl := base.DeepCopy()
-	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 	workload.SetPending(wl, d.Reason, d.Message, v.Workloads.Clock.Now())
-	err := v.Workloads.Client.Status().Patch(ctx, wl, patch)
+	err := v.Workloads.Client.Status().Patch(ctx, wl, patch.OnVersion(base))
 	countWrite(writePending, err)
 	switch {
 	case err == nil:

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -181,5 +182,32 @@ func TestVerdictBehindTheHeads(t *testing.T) {
 				t.Errorf("behindHeads = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A verdict decided while an admission of the workload is unsettled (its
+// write was refused and the read that settles it is on its way) is not
+// written. It must not be remembered as sent either: the same verdict,
+// decided again once the admission settled, would never be written (a
+// HoldAndDrain workload then kept its eviction message for good).
+func TestVerdictSkippedWhileAnAdmissionIsUnsettledIsWrittenLater(t *testing.T) {
+	tr := NewTracker()
+	tr.Observe(at("1", false))
+	tr.Refused("ns/w", assumeQueued(t, tr))
+	v := &Verdicts{Workloads: &Workloads{Tracker: tr, Clock: clocktesting.NewFakeClock(time.Unix(10_000, 0))},
+		Refresh: 5 * time.Second, queued: map[string]queuedVerdict{}}
+	d := scheduler.Decision{Info: &workload.Info{Key: "ns/w", Obj: at("1", false)},
+		Reason: kueue.ReasonPending, Message: "ClusterQueue cq is inactive: stopPolicy is HoldAndDrain"}
+	if got := v.due(d); got != writeNow {
+		t.Fatalf("due = %v, want now", got)
+	}
+	v.remember(d) // as Offer does, queueing the write
+	if got := v.write(context.Background(), d); got != Done {
+		t.Fatalf("the write while the admission is unsettled = %v, want done (skipped)", got)
+	}
+	tr.Observe(at("2", false)) // the watch settles the refused admission
+	d.Info.Obj = at("2", false)
+	if got := v.due(d); got != writeNow {
+		t.Fatalf("once settled, due = %v, want now: the skipped verdict was taken as sent", got)
 	}
 }
