@@ -31,6 +31,8 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 	ns, rf := namespace(t, nil), cluster.Unique("rf")
 	cluster.MustCreate(t, flavor(rf, nil))
 	cohorts := []string{cluster.Unique("cohort"), cluster.Unique("cohort")}
+	// ClusterQueues are cluster-scoped: a unique prefix lets `go test -count=N` run the test again on the same API server.
+	prefix := cluster.Unique("load")
 	for i := range queues {
 		q := fq{flavor: rf, nominal: fmt.Sprint(4 + rng.IntN(8))}
 		switch i % 3 {
@@ -39,12 +41,12 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 		case 2:
 			q.lending = ptr.To("2")
 		}
-		name := fmt.Sprintf("load-%d", i)
+		name := fmt.Sprintf("%s-%d", prefix, i)
 		cluster.MustCreate(t, clusterQueue(name, cohorts[i%2], q), localQueue(ns, name, name))
 	}
 	var all []*kueue.Workload
 	for i := range workloads {
-		all = append(all, newWorkload(ns, fmt.Sprintf("w-%04d", i), fmt.Sprintf("load-%d", rng.IntN(queues)),
+		all = append(all, newWorkload(ns, fmt.Sprintf("w-%04d", i), fmt.Sprintf("%s-%d", prefix, rng.IntN(queues)),
 			int32(rng.IntN(3)), int32(1+rng.IntN(3)), fmt.Sprintf("%dm", 250*(1+rng.IntN(4)))))
 	}
 
