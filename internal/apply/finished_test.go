@@ -38,6 +38,6 @@ func TestFinishedCounts(t *testing.T) {
 	deleting.DeletionTimestamp = &now
 	tr.Observe(deleting)
 	count(1)
-	tr.Forget("ns/x")
+	tr.Deleted("ns/x", "")
 	count(0)
 }

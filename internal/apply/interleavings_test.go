@@ -261,3 +261,60 @@ func TestNewLeaderChargesAdmissionsItsInformerHasNotShown(t *testing.T) {
 func newEmptyClient() client.Client {
 	return fake.NewClientBuilder().WithScheme(scheme.Scheme).WithStatusSubresource(&kueue.Workload{}).Build()
 }
+
+// A Workload deleted and created again under the same name while the
+// recheck of a refused admission of the first one is on its way: the read
+// answers for either object, or for none, and must not settle the new
+// one's admission.
+func TestRecheckOfADeletedWorkloadLeavesItsNamesakeAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		read func(tr *Tracker, first AdmissionID)
+	}{
+		{"the read finds the old object, reserved", func(tr *Tracker, first AdmissionID) { tr.Resolve(at("3", true), first) }},
+		{"the read finds the new object, pending", func(tr *Tracker, first AdmissionID) { tr.Resolve(at("5", false), first) }},
+		{"the read finds nothing", func(tr *Tracker, first AdmissionID) { tr.Gone("ns/w", first) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker()
+			tr.Observe(at("1", false))
+			first := assumeQueued(t, tr)
+			tr.Refused("ns/w", first) // the recheck is queued
+			tr.Deleted("ns/w", "4")   // the watch: deleted
+			renewed := at("5", false)
+			renewed.UID = "second-object"
+			tr.Observe(renewed) // created again, same name
+			second := assumeQueued(t, tr)
+			tc.read(tr, first)
+			wantCharged(t, tr, true, "the new object's admission, after the old one's recheck")
+			if got := tr.Phase("ns/w"); got != "assumed" {
+				t.Fatalf("the new object's admission is %q, want assumed", got)
+			}
+			tr.Landed("ns/w", second, "6")
+			tr.Observe(at("6", true))
+			wantCharged(t, tr, true, "reserved")
+			if got := tr.Phase("ns/w"); got != "" {
+				t.Fatalf("once the watch showed the reservation the admission is %q", got)
+			}
+		})
+	}
+}
+
+// The watch delivers a Workload's deletion after a read already found the
+// one created again under its name and a cycle admitted that one: the
+// deletion is of an older version and leaves the new admission alone.
+func TestDeletionSeenAfterTheNamesakeWasReadLeavesItAlone(t *testing.T) {
+	tr := NewTracker()
+	tr.Observe(at("1", false))
+	first := assumeQueued(t, tr)
+	tr.Refused("ns/w", first)
+	tr.Resolve(at("5", false), first) // the recheck read the new Workload
+	second := assumeQueued(t, tr)
+	tr.Deleted("ns/w", "2") // the first one's deletion, delivered late
+	wantCharged(t, tr, true, "the new Workload's admission, after the old one's deletion")
+	tr.Landed("ns/w", second, "6")
+	tr.Observe(at("6", true))
+	wantCharged(t, tr, true, "reserved")
+	tr.Deleted("ns/w", "7") // the new one's own deletion
+	wantCharged(t, tr, false, "deleted")
+}

@@ -203,13 +203,22 @@ func (t *Tracker) StillInUse(wl *kueue.Workload) bool {
 	return !wl.DeletionTimestamp.IsZero() && workload.HasQuotaReservation(wl) && !workload.IsFinished(wl) && t.stillInUse(wl)
 }
 
-// Forget drops a workload that is gone.
-func (t *Tracker) Forget(key string) {
-	t.written.forget(key)
+// Deleted drops a Workload the watch showed deleted at version (its last
+// state's; empty when unknown), unless what the Tracker settled on since is
+// newer: a read that found another Workload created under the same name (a
+// recheck, say) before the watch delivered the first one's deletion.
+// Forgetting then would drop the new one's admission and charge while its
+// write may still land.
+func (t *Tracker) Deleted(key, version string) {
 	t.mu.Lock()
+	if order, ok := compareVersions(t.applied[key], version); ok && order > 0 {
+		t.mu.Unlock()
+		return
+	}
 	delete(t.applied, key)
 	freed := t.forgetLocked(key)
 	t.mu.Unlock()
+	t.written.forget(key)
 	t.quotaFreed(freed)
 }
 

@@ -52,6 +52,9 @@ type WorkloadReconciler struct {
 	// shared reads the informer's own copy of a Workload, without a copy
 	// (nil: read through Client). What it returns is read-only.
 	shared toolscache.Store
+	// deletions are the last versions of Workloads the watch showed
+	// deleted, until their reconcile forgets them with it.
+	deletions deletedVersions
 }
 
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;update;patch
@@ -66,10 +69,11 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	wl, err := r.read(ctx, req)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Tracker.Forget(req.String())
+			r.Tracker.Deleted(req.String(), r.deletions.take(req.String()))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.deletions.take(req.String()) // there again: created anew under the name
 	r.Tracker.Observe(wl)
 	if !wl.DeletionTimestamp.IsZero() {
 		if r.Tracker.StillInUse(wl) {
@@ -238,6 +242,9 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if shared, ok := informer.(toolscache.SharedIndexInformer); ok {
 		r.shared = shared.GetStore()
+	}
+	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: r.deletions.note}); err != nil {
+		return fmt.Errorf("watching Workload deletions: %w", err)
 	}
 	workloadsOf := func(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
 		list := &kueue.WorkloadList{}
