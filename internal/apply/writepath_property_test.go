@@ -28,7 +28,8 @@ import (
 // whose every call is held until a random step commits it and, later,
 // answers it (or loses the answer), with a watch that delivers versions
 // late, skips some and repeats others, and random quota changes, foreign
-// writes, finished jobs and leader changes in between. After every step
+// writes, finished jobs, Workloads deleted and created again under the same
+// name, and leader changes in between. After every step
 // the cache must charge every workload the API holds reserved; once quiet,
 // exactly those. SLUICE_WRITEPATH_SEEDS and SLUICE_WRITEPATH_STEPS make it
 // bigger (make bench-properties).
@@ -187,7 +188,9 @@ func (s *writePathSim) newLeader(lagging bool) {
 	}
 	for _, name := range s.names {
 		if lagging {
-			s.delivered[name] = s.rng.IntN(len(s.history[name]) + 1)
+			// A new watch starts after the last deletion: it lists the
+			// Workload there now, never an earlier one of its name.
+			s.delivered[name] = max(s.rng.IntN(len(s.history[name])+1), lastDeletion(s.history[name])+1)
 		} else {
 			s.delivered[name] = len(s.history[name])
 		}
@@ -215,8 +218,10 @@ func (s *writePathSim) step() string {
 		s.answer(c, s.rng.IntN(5) == 0)
 	case n < 84:
 		what = s.watch()
-	case n < 88:
+	case n < 87:
 		what = s.foreignWrite()
+	case n < 88:
+		what = s.recreate()
 	case n < 91:
 		s.tracker.SetClusterQueue(clusterQueue(strconv.Itoa(1+s.rng.IntN(3)), nil), metav1.Condition{Status: metav1.ConditionTrue})
 		what = "quota change"
@@ -322,6 +327,13 @@ func (s *writePathSim) watch() string {
 		return "watch: nothing for " + name
 	}
 	s.delivered[name] = max(s.delivered[name], next+1)
+	if isDeletion(versions[next]) {
+		if next+1 < s.delivered[name] {
+			return "watch: nothing for " + name // a watch never repeats a deletion
+		}
+		s.tracker.Deleted("ns/"+name, versions[next].ResourceVersion) // the watch's delete event
+		return "watch: " + name + " deleted"
+	}
 	wl := versions[next].DeepCopy()
 	s.tracker.Observe(wl)
 	return fmt.Sprintf("watch %s at %s (reserved %v)", name, wl.ResourceVersion, workload.HasQuotaReservation(wl))
@@ -361,6 +373,55 @@ func (s *writePathSim) foreignWrite() string {
 		s.recordVersion(wl)
 	}
 	return what
+}
+
+// deletedAnnotation marks the entry of a Workload's history that stands for
+// its deletion.
+const deletedAnnotation = "sim.sluice.dev/deleted"
+
+func isDeletion(wl *kueue.Workload) bool { return wl.Annotations[deletedAnnotation] != "" }
+
+func lastDeletion(versions []*kueue.Workload) int {
+	for i, v := range slices.Backward(versions) {
+		if isDeletion(v) {
+			return i
+		}
+	}
+	return -1
+}
+
+// recreate deletes a Workload and creates another under the same name (a
+// job deleted and submitted again): the calls held for the first one find
+// the second, or nothing.
+func (s *writePathSim) recreate() string {
+	name := s.names[s.rng.IntN(len(s.names))]
+	old := &kueue.Workload{}
+	if err := s.store.Get(s.ctx, client.ObjectKey{Namespace: "ns", Name: name}, old); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.store.Delete(s.ctx, old); err != nil {
+		s.t.Fatal(err)
+	}
+	gone := old.DeepCopy()
+	gone.Annotations = map[string]string{deletedAnnotation: "true"}
+	s.recordVersion(gone)
+	renewed := pendingWorkload(name, int32(s.rng.IntN(2)))
+	if err := s.store.Create(s.ctx, renewed); err != nil {
+		s.t.Fatal(err)
+	}
+	// The fake API numbers versions per object; a real one numbers them
+	// across objects (etcd revisions), so the new object's come after the
+	// old one's. Writes that change nothing move it there.
+	for {
+		if order, _ := compareVersions(renewed.ResourceVersion, old.ResourceVersion); order > 0 {
+			break
+		}
+		if err := s.store.Update(s.ctx, renewed); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	s.recordVersion(renewed)
+	return name + " deleted and created again"
 }
 
 // quiet answers every call, makes every write, waits out every backoff and
