@@ -149,6 +149,7 @@ generate:
 
 ## verify: generated files are current, code is formatted, vetted and linted
 verify: generate lint
+	@bash hack/check-tree.sh
 	@if [ -n "$$(git status --porcelain -- apis config charts)" ]; then \
 	  echo "generated files are stale; run 'make generate' and commit:"; git status --porcelain -- apis config charts; exit 1; fi
 	@if [ -n "$$(gofmt -l $$(git ls-files '*.go'))" ]; then echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; fi
