@@ -67,7 +67,7 @@ RELEASE     := go run ./hack/release
 
 .PHONY: image image-push release helm chromium
 .PHONY: addons
-.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e fuzz stress drills dev bench bench-vs-kueue bench-properties fmt vet clean
+.PHONY: all build tools generate verify lint test test-unit test-integration test-e2e test-unit-integration fuzz stress drills dev bench bench-vs-kueue bench-properties fmt vet clean
 
 all: build
 
@@ -193,9 +193,11 @@ release: image helm
 	@ls -l $(DIST)
 
 ## test: unit, integration (real kube-apiserver + etcd) and end-to-end tests
-test: tools addons helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
+test: test-unit-integration test-e2e
+
+## test-unit-integration: the unit and integration tests, with -race (the first half of make test)
+test-unit-integration: tools addons helm image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) $(RACE) $(RACE_PKGS)
-	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 test-unit:
 	go test $(GO_TEST_FLAGS) $(RACE) ./apis/... ./internal/... ./cmd/... ./config/...
