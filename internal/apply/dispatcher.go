@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -191,16 +192,16 @@ func (d *Dispatcher) releaseAfter(key string, o *queuedObject, delay time.Durati
 }
 
 // merge adds w to an object's queued writes: it replaces a queued write of
-// the same kind, and an urgent write drops the background ones.
+// the same kind, and an urgent write of the admitter drops the background ones.
 func merge(queued []Write, w Write) []Write {
 	out := queued[:0]
 	for _, q := range queued {
-		if q.dropped == nil && (q.Kind == w.Kind || (w.Class == Urgent && q.Class == Background)) {
+		if q.dropped == nil && (q.Kind == w.Kind || (w.makesBackgroundMoot() && q.Class == Background)) {
 			continue
 		}
 		out = append(out, q)
 	}
-	if w.Class == Background && hasUrgent(out) {
+	if w.Class == Background && slices.ContainsFunc(out, Write.makesBackgroundMoot) {
 		return out
 	}
 	return append(out, w)
@@ -286,6 +287,13 @@ func (d *Dispatcher) Stop(cancel context.CancelFunc, wait time.Duration) {
 		}
 	}
 }
+
+// makesBackgroundMoot tells an urgent write of the admitter (an admission,
+// preemption, eviction or recheck): it makes the object's queued pending
+// verdict moot. A reconciler's waited write (Do) does not: the verdict
+// still has to be written after it, and dropping it would lose it, as the
+// Verdicts remember it as sent.
+func (w Write) makesBackgroundMoot() bool { return w.Class == Urgent && w.dropped == nil }
 
 // drop tells a waiting caller its write will not be made.
 func (w Write) drop() {
@@ -413,7 +421,7 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 	}
 	replaced := false
 	for _, q := range o.writes {
-		replaced = replaced || q.Kind == w.Kind || (q.Class == Urgent && w.Class == Background)
+		replaced = replaced || q.Kind == w.Kind || (q.makesBackgroundMoot() && w.Class == Background)
 	}
 	replaced = replaced && w.dropped == nil // its caller waits for this one
 	if !replaced {

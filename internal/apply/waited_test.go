@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -105,5 +106,37 @@ func TestDoGivesUpWithItsContext(t *testing.T) {
 	cancel()
 	if err := d.Do(ctx, "wl", "finish", func(context.Context) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Do = %v, want the context's error", err)
+	}
+}
+
+// A reconciler's write does not make the Workload's pending verdict moot,
+// as an admission does: a verdict queued before it, or after it, is still
+// written (the Verdicts remember it as sent, so a dropped one was lost).
+func TestDoKeepsThePendingVerdict(t *testing.T) {
+	for _, verdictFirst := range []bool{true, false} {
+		d, _ := newTestDispatcher(4, 1)
+		if verdictFirst {
+			d.Add(write("wl", "pending", Background))
+		}
+		result := doAsync(d, "wl", "reclaimable-pods", func(context.Context) error { return nil })
+		waitQueuedWrites(t, d, "wl", map[bool]int{true: 2, false: 1}[verdictFirst])
+		if !verdictFirst {
+			d.Add(write("wl", "pending", Background))
+		}
+		var kinds []string
+		for {
+			key, w, ok := tryNext(d)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, w.Kind)
+			d.finish(key, w, w.Run(context.Background()))
+		}
+		if err := <-result; err != nil {
+			t.Fatalf("Do = %v", err)
+		}
+		if len(kinds) != 2 || !slices.Contains(kinds, "pending") {
+			t.Fatalf("verdict first %v: writes made %v, want the reconciler's and the pending verdict", verdictFirst, kinds)
+		}
 	}
 }
