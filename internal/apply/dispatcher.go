@@ -46,9 +46,13 @@ type Write struct {
 	// that must wait out a failure made elsewhere).
 	Delay time.Duration
 	Run   func(ctx context.Context) Outcome
-	// dropped tells a waiting caller (Do) that the write will not be made;
-	// a write with it is never merged away, its caller waits for it.
-	dropped func()
+	// Dropped, when set, is told that the write will not be made: an
+	// urgent write of the admitter made it moot, or the dispatcher stopped
+	// (not when a newer write of its kind replaced it).
+	Dropped func()
+	// waited: a caller waits for this write (Do); it is never merged
+	// away and makes no other write moot.
+	waited bool
 }
 
 // Dispatcher is the one way sluice's status writes reach the API server:
@@ -196,12 +200,18 @@ func (d *Dispatcher) releaseAfter(key string, o *queuedObject, delay time.Durati
 func merge(queued []Write, w Write) []Write {
 	out := queued[:0]
 	for _, q := range queued {
-		if q.dropped == nil && (q.Kind == w.Kind || (w.makesBackgroundMoot() && q.Class == Background)) {
+		switch {
+		case q.waited:
+		case q.Kind == w.Kind:
+			continue
+		case w.makesBackgroundMoot() && q.Class == Background:
+			q.drop()
 			continue
 		}
 		out = append(out, q)
 	}
 	if w.Class == Background && slices.ContainsFunc(out, Write.makesBackgroundMoot) {
+		w.drop()
 		return out
 	}
 	return append(out, w)
@@ -293,12 +303,12 @@ func (d *Dispatcher) Stop(cancel context.CancelFunc, wait time.Duration) {
 // verdict moot. A reconciler's waited write (Do) does not: the verdict
 // still has to be written after it, and dropping it would lose it, as the
 // Verdicts remember it as sent.
-func (w Write) makesBackgroundMoot() bool { return w.Class == Urgent && w.dropped == nil }
+func (w Write) makesBackgroundMoot() bool { return w.Class == Urgent && !w.waited }
 
 // drop tells a waiting caller its write will not be made.
 func (w Write) drop() {
-	if w.dropped != nil {
-		w.dropped()
+	if w.Dropped != nil {
+		w.Dropped()
 	}
 }
 
@@ -419,12 +429,18 @@ func (d *Dispatcher) file(key string, w Write, outcome Outcome) (*queuedObject, 
 		d.makeReady(key, o)
 		return nil, 0
 	}
-	replaced := false
+	newer, moot := false, false
 	for _, q := range o.writes {
-		replaced = replaced || q.Kind == w.Kind || (q.makesBackgroundMoot() && w.Class == Background)
+		newer = newer || q.Kind == w.Kind
+		moot = moot || (q.makesBackgroundMoot() && w.Class == Background)
 	}
-	replaced = replaced && w.dropped == nil // its caller waits for this one
-	if !replaced {
+	switch {
+	case w.waited: // its caller waits for this one
+		o.writes = append([]Write{w}, o.writes...)
+	case newer:
+	case moot:
+		w.drop()
+	default:
 		o.writes = append([]Write{w}, o.writes...)
 	}
 	o.backingOff = true

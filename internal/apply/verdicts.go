@@ -107,7 +107,10 @@ func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
 	case writeNow:
 		v.remember(d)
 		v.Workloads.Dispatcher.Add(Write{Object: workloadObject(d.Info.Key), Kind: writePending, Class: Background,
-			Run: func(ctx context.Context) Outcome { return v.write(ctx, d) }})
+			Run: func(ctx context.Context) Outcome { return v.write(ctx, d) },
+			// Not written: not sent either, or the same verdict decided
+			// again would never be.
+			Dropped: func() { v.forgetIfStill(d) }})
 	case writeLater:
 		v.refreshLater(d.Info.Key, v.wait(d))
 	}
@@ -223,6 +226,16 @@ func (v *Verdicts) remember(d scheduler.Decision) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.queued[d.Info.Key] = queuedVerdict{reason: d.Reason, message: d.Message, at: v.Workloads.Clock.Now()}
+}
+
+// forgetIfStill forgets the verdict sent for d's workload if it is still
+// d's (not a newer one queued since).
+func (v *Verdicts) forgetIfStill(d scheduler.Decision) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if last, ok := v.queued[d.Info.Key]; ok && last.reason == d.Reason && last.message == d.Message {
+		delete(v.queued, d.Info.Key)
+	}
 }
 
 // Forget drops the verdict sent for a workload (and a slot it booked): it

@@ -211,3 +211,25 @@ func TestVerdictSkippedWhileAnAdmissionIsUnsettledIsWrittenLater(t *testing.T) {
 		t.Fatalf("once settled, due = %v, want now: the skipped verdict was taken as sent", got)
 	}
 }
+
+// A verdict the Dispatcher drops unwritten, because an urgent write of the
+// admitter is queued for the workload (the recheck of a refused
+// admission), is not taken as sent: decided again, it is queued again.
+func TestVerdictDroppedUnwrittenIsNotTakenAsSent(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
+	d, _ := newTestDispatcher(4, 1)
+	v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Dispatcher: d, Clock: clk}, Refresh: 5 * time.Second}
+	d.Add(write(workloadObject("ns/w"), writeRecheck, Urgent))
+	decision := scheduler.Decision{Info: &workload.Info{Key: "ns/w", Obj: at("1", false)},
+		Reason: kueue.ReasonPending, Message: "ClusterQueue cq is inactive: stopPolicy is HoldAndDrain"}
+	v.Offer(decision, 0)
+	if got := v.due(decision); got != writeNow {
+		t.Fatalf("after the verdict was dropped behind the recheck, due = %v, want now", got)
+	}
+	// Once the recheck is made, the verdict decided again is queued.
+	takeAll(d)
+	v.Offer(decision, 0)
+	if kinds := takeAll(d); len(kinds) != 1 || kinds[0] != workloadObject("ns/w")+":"+writePending {
+		t.Fatalf("writes = %v, want the pending verdict", kinds)
+	}
+}

@@ -27,7 +27,8 @@ func (d *Dispatcher) Do(ctx context.Context, object, kind string, write func(con
 			result <- write(ctx)
 			return Done
 		},
-		dropped: func() { result <- ErrNotWritten },
+		Dropped: func() { result <- ErrNotWritten },
+		waited:  true,
 	})
 	select {
 	case err := <-result:
