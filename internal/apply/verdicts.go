@@ -335,7 +335,7 @@ func (v *Verdicts) write(ctx context.Context, d scheduler.Decision) Outcome {
 		// An admission or eviction of it is on its way: the verdict is not
 		// written, so it is not remembered as sent either, or the same
 		// verdict decided once that settles would never be written.
-		v.Forget(d.Info.Key)
+		v.forgetIfStill(d)
 		countWrite(writePending, errSkipped)
 		return Done
 	}
