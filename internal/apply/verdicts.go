@@ -71,7 +71,17 @@ func WaitsForRoom(reason string) bool {
 type queuedVerdict struct {
 	reason, message string
 	at              time.Time
+	// landed: written. It no longer stands for a write on its way, only
+	// for when it was sent: were the condition replaced since, the same
+	// verdict is written again.
+	landed bool
 }
+
+// reconsiderAfter is how soon a workload whose verdict was not written
+// (an admission of it was in flight, or an urgent write of it made the
+// verdict moot) is evaluated again. Nothing else may requeue it: the
+// urgent write may change nothing, and a parked workload waits for events.
+const reconsiderAfter = time.Second
 
 type pendingWriteVerdict int
 
@@ -107,10 +117,8 @@ func (v *Verdicts) Offer(d scheduler.Decision, rank int) {
 	case writeNow:
 		v.remember(d)
 		v.Workloads.Dispatcher.Add(Write{Object: workloadObject(d.Info.Key), Kind: writePending, Class: Background,
-			Run: func(ctx context.Context) Outcome { return v.write(ctx, d) },
-			// Not written: not sent either, or the same verdict decided
-			// again would never be.
-			Dropped: func() { v.forgetIfStill(d) }})
+			Run:     func(ctx context.Context) Outcome { return v.write(ctx, d) },
+			Dropped: func() { v.reconsider(d) }})
 	case writeLater:
 		v.refreshLater(d.Info.Key, v.wait(d))
 	}
@@ -148,7 +156,12 @@ func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 	last, queued := v.queued[d.Info.Key]
 	v.mu.Unlock()
 	if queued && last.reason == d.Reason && last.message == d.Message {
-		return noWrite
+		if !last.landed {
+			return noWrite // on its way
+		}
+		// It landed, and the condition says something else now (an
+		// eviction's message written over it, say): judged afresh.
+		queued = false
 	}
 	sameReason, first := queued && last.reason == d.Reason, false
 	if !queued {
@@ -226,6 +239,25 @@ func (v *Verdicts) remember(d scheduler.Decision) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.queued[d.Info.Key] = queuedVerdict{reason: d.Reason, message: d.Message, at: v.Workloads.Clock.Now()}
+}
+
+// landed records that d's verdict was written, if it is still the one
+// sent for its workload.
+func (v *Verdicts) landed(d scheduler.Decision) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if last, ok := v.queued[d.Info.Key]; ok && last.reason == d.Reason && last.message == d.Message {
+		last.landed = true
+		v.queued[d.Info.Key] = last
+	}
+}
+
+// reconsider forgets d's verdict, which was not written (not sent either,
+// or the same verdict decided again would never be), and has its workload
+// evaluated again soon.
+func (v *Verdicts) reconsider(d scheduler.Decision) {
+	v.forgetIfStill(d)
+	v.refreshLater(d.Info.Key, reconsiderAfter)
 }
 
 // forgetIfStill forgets the verdict sent for d's workload if it is still
@@ -333,9 +365,8 @@ func (v *Verdicts) write(ctx context.Context, d scheduler.Decision) Outcome {
 	written := v.Workloads.Tracker.written
 	if v.Workloads.Tracker.Phase(d.Info.Key) != "" {
 		// An admission or eviction of it is on its way: the verdict is not
-		// written, so it is not remembered as sent either, or the same
-		// verdict decided once that settles would never be written.
-		v.forgetIfStill(d)
+		// written, and is decided again.
+		v.reconsider(d)
 		countWrite(writePending, errSkipped)
 		return Done
 	}
@@ -351,6 +382,7 @@ func (v *Verdicts) write(ctx context.Context, d scheduler.Decision) Outcome {
 	switch {
 	case err == nil:
 		written.record(d.Info.Key, base.ResourceVersion, wl)
+		v.landed(d)
 		return Done
 	case apierrors.IsNotFound(err):
 		v.Forget(d.Info.Key)

@@ -32,15 +32,19 @@ func TestVerdictDue(t *testing.T) {
 		{name: "the condition says it already", conditions: []metav1.Condition{waitingFor("available 1")},
 			reason: kueue.ReasonWaitingForQuota, message: "available 1", want: noWrite},
 		{name: "first verdict", reason: kueue.ReasonWaitingForQuota, message: "available 1", want: writeNow},
-		{name: "the same verdict is on its way", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now},
+		{name: "the same verdict is on its way", queued: &queuedVerdict{reason: kueue.ReasonWaitingForQuota, message: "available 1", at: now},
 			reason: kueue.ReasonWaitingForQuota, message: "available 1", want: noWrite},
-		{name: "new numbers too soon", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Second)},
+		{name: "the same verdict landed, then was written over", conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved,
+			Status: metav1.ConditionFalse, Reason: kueue.ReasonPending, Message: "Evicted: ClusterQueue cq is stopped with HoldAndDrain"}},
+			queued: &queuedVerdict{reason: kueue.ReasonPending, message: "ClusterQueue cq is inactive", at: now, landed: true},
+			reason: kueue.ReasonPending, message: "ClusterQueue cq is inactive", want: writeNow},
+		{name: "new numbers too soon", queued: &queuedVerdict{reason: kueue.ReasonWaitingForQuota, message: "available 1", at: now.Add(-time.Second)},
 			reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
-		{name: "new numbers after the refresh interval", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Minute)},
+		{name: "new numbers after the refresh interval", queued: &queuedVerdict{reason: kueue.ReasonWaitingForQuota, message: "available 1", at: now.Add(-time.Minute)},
 			reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeNow},
-		{name: "new numbers, refresh budget spent", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now.Add(-time.Minute)},
+		{name: "new numbers, refresh budget spent", queued: &queuedVerdict{reason: kueue.ReasonWaitingForQuota, message: "available 1", at: now.Add(-time.Minute)},
 			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
-		{name: "a new reason ignores interval and budget", queued: &queuedVerdict{kueue.ReasonWaitingForQuota, "available 1", now},
+		{name: "a new reason ignores interval and budget", queued: &queuedVerdict{reason: kueue.ReasonWaitingForQuota, message: "available 1", at: now},
 			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonPending, message: "LocalQueue lq is stopped", want: writeNow},
 		{name: "numbers older than this manager, budget spent", conditions: []metav1.Condition{waitingFor("available 1")},
 			budget: rate.NewLimiter(0, 0), reason: kueue.ReasonWaitingForQuota, message: "available 2", want: writeLater},
@@ -213,21 +217,42 @@ func TestVerdictSkippedWhileAnAdmissionIsUnsettledIsWrittenLater(t *testing.T) {
 }
 
 // A verdict the Dispatcher drops unwritten, because an urgent write of the
-// admitter is queued for the workload (the recheck of a refused
-// admission), is not taken as sent: decided again, it is queued again.
-func TestVerdictDroppedUnwrittenIsNotTakenAsSent(t *testing.T) {
+// workload is queued (a reconciler's write that may change nothing, so
+// that no event requeues it), is not taken as sent, and its parked
+// workload is decided again: a HoldAndDrain workload otherwise kept its
+// eviction message for good.
+func TestVerdictDroppedUnwrittenIsDecidedAgain(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
 	d, _ := newTestDispatcher(4, 1)
-	v := &Verdicts{Workloads: &Workloads{Tracker: NewTracker(), Dispatcher: d, Clock: clk}, Refresh: 5 * time.Second}
-	d.Add(write(workloadObject("ns/w"), writeRecheck, Urgent))
-	decision := scheduler.Decision{Info: &workload.Info{Key: "ns/w", Obj: at("1", false)},
+	tr := NewTracker()
+	tr.Observe(at("1", false))
+	pending := tr.Queues.Pending()
+	if len(pending) != 1 {
+		t.Fatalf("pending = %v, want the workload", pending)
+	}
+	tr.Queues.Park(pending[0], "cq", tr.Queues.Requeues())
+	v := &Verdicts{Workloads: &Workloads{Tracker: tr, Dispatcher: d, Clock: clk}, Refresh: 5 * time.Second}
+	decision := scheduler.Decision{Info: pending[0],
 		Reason: kueue.ReasonPending, Message: "ClusterQueue cq is inactive: stopPolicy is HoldAndDrain"}
 	v.Offer(decision, 0)
-	if got := v.due(decision); got != writeNow {
-		t.Fatalf("after the verdict was dropped behind the recheck, due = %v, want now", got)
+	d.Add(write(workloadObject("ns/w"), "deactivation-target", Urgent))
+	if kinds := takeAll(d); len(kinds) != 1 || kinds[0] != workloadObject("ns/w")+":deactivation-target" {
+		t.Fatalf("writes = %v, want only the urgent one", kinds)
 	}
-	// Once the recheck is made, the verdict decided again is queued.
-	takeAll(d)
+	if got := v.due(decision); got != writeNow {
+		t.Fatalf("after the verdict was dropped, due = %v, want now", got)
+	}
+	if len(tr.Queues.Pending()) != 0 {
+		t.Fatal("the workload was requeued before its time")
+	}
+	clk.Step(reconsiderAfter)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(tr.Queues.Pending()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the workload whose verdict was dropped was never decided again")
+		}
+		time.Sleep(time.Millisecond) // polls the timer's goroutine
+	}
 	v.Offer(decision, 0)
 	if kinds := takeAll(d); len(kinds) != 1 || kinds[0] != workloadObject("ns/w")+":"+writePending {
 		t.Fatalf("writes = %v, want the pending verdict", kinds)
