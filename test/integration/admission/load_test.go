@@ -29,6 +29,7 @@ func TestQuotaNeverExceededUnderLoad(t *testing.T) {
 	)
 	rng := rand.New(rand.NewPCG(7, 11)) // seeded: the same sizes every run
 	ns, rf := namespace(t, nil), cluster.Unique("rf")
+	t.Cleanup(func() { cluster.DeleteWorkloads(t, ns) })
 	cluster.MustCreate(t, flavor(rf, nil))
 	cohorts := []string{cluster.Unique("cohort"), cluster.Unique("cohort")}
 	// ClusterQueues are cluster-scoped: a unique prefix lets `go test -count=N` run the test again on the same API server.

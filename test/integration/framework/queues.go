@@ -89,6 +89,27 @@ func (c *Cluster) Namespace(t testing.TB, labels map[string]string) string {
 	return ns.Name
 }
 
+// DeleteWorkloads deletes a namespace's Workloads and waits until they are
+// gone. A test that makes a thousand, run again by -count on the same API
+// server, would otherwise leave them to every later cluster-wide list (the
+// quota invariant's, twice a second), each run slower than the last.
+func (c *Cluster) DeleteWorkloads(t testing.TB, ns string) {
+	t.Helper()
+	if err := c.Client.DeleteAllOf(context.Background(), &kueue.Workload{}, client.InNamespace(ns)); err != nil {
+		t.Fatalf("deleting the Workloads of %s: %v", ns, err)
+	}
+	Eventually(t, "the Workloads of "+ns+" to be gone", func(ctx context.Context) (bool, error) {
+		list := &kueue.WorkloadList{}
+		if err := c.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		if n := len(list.Items); n > 0 {
+			return false, fmt.Errorf("%d remain", n)
+		}
+		return true, nil
+	})
+}
+
 // WaitAdmitted waits until every workload is admitted, and updates them.
 func (c *Cluster) WaitAdmitted(t testing.TB, wls ...*kueue.Workload) {
 	t.Helper()
