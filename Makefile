@@ -49,7 +49,14 @@ MPI_MOD     := $(MPI_DIR)/go.mod $(MPI_DIR)/go.sum
 # CodeFlare's AppWrapper controller, a module apart for the same reason.
 AW_DIR      := hack/appwrapper
 AW_MOD      := $(AW_DIR)/go.mod $(AW_DIR)/go.sum
-DEV_WITH    ?= jobset,lws,trainer,ray,mpi,appwrapper
+# The other projects' controllers `make dev` runs (none by default, so a
+# first make dev builds only the control plane and sluice); each is built
+# the first time it is named: DEV_WITH=jobset,lws.
+DEV_WITH    ?=
+# (A name not known is left to sluice dev, which says which are.)
+KNOWN_ADDONS := jobset lws trainer ray mpi appwrapper
+comma       := ,
+DEV_ADDONS  := $(foreach a,$(filter $(KNOWN_ADDONS),$(subst $(comma), ,$(DEV_WITH))),$(ADDONS_BIN)/$(a)/controller)
 KUEUE_BENCH_DIR := hack/kueuebench
 KUEUE_BENCH_MOD := $(KUEUE_BENCH_DIR)/go.mod $(KUEUE_BENCH_DIR)/go.sum
 KUEUE_BENCH_BIN := $(BIN)/kueuebench
@@ -104,7 +111,7 @@ $(K8S_BIN)/kwok: $(TOOLS_MOD)
 	cd $(TOOLS_DIR) && go build -ldflags='-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 ## addons: the JobSet, LeaderWorkerSet, Kubeflow trainer, KubeRay, MPI and AppWrapper controllers, built from their own modules (hack/addons, hack/trainer, hack/kuberay, hack/mpi, hack/appwrapper) with their CRDs and webhook configurations beside them
-addons: $(ADDONS_BIN)/jobset/controller $(ADDONS_BIN)/lws/controller $(ADDONS_BIN)/trainer/controller $(ADDONS_BIN)/ray/controller $(ADDONS_BIN)/mpi/controller $(ADDONS_BIN)/appwrapper/controller
+addons: $(foreach a,$(KNOWN_ADDONS),$(ADDONS_BIN)/$(a)/controller)
 
 # build-addon: $(1) the folder of the module that pins it, $(2) the
 # project's module, $(3) its main package, $(4) its CRD files (a glob) and
@@ -233,8 +240,8 @@ fuzz:
 test-e2e: tools addons image chromium $(KUEUE_BENCH_BIN)/kubectl-kueue
 	KUBEBUILDER_ASSETS=$(K8S_BIN) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
-## dev: a local cluster with sluice in it (and the DEV_WITH controllers), in the foreground until Ctrl-C
-dev: tools addons build
+## dev: a local cluster with sluice in it (and the DEV_WITH controllers, each built the first time it is named), in the foreground until Ctrl-C
+dev: tools build $(DEV_ADDONS)
 	$(BIN)/sluice dev --assets $(K8S_BIN) --data-dir $(DEV_DATA) --kubeconfig-out $(DEV_DATA)/kubeconfig --with '$(DEV_WITH)' $(DEV_FLAGS)
 
 ## bench: the preemption/fair-sharing property test at a large size, then admission throughput and latency (BENCH=baseline|saturation|large|smoke|multikueue); the report goes to bin/bench-$(BENCH).json

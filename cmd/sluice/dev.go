@@ -35,7 +35,7 @@ func newDevCommand() *cobra.Command {
 	fs.StringVar(&opts.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig; default: <data-dir>/kubeconfig")
 	fs.StringVar(&opts.ConfigFile, "config", "", "the manager's configuration file (kind Configuration, as for `sluice manager`); the local cluster's serving settings win over it")
 	fs.BoolVar(&opts.NoSample, "no-sample", false, "don't apply the sample flavors, ClusterQueues, namespaces and LocalQueues")
-	fs.StringSliceVar(&opts.With, "with", nil, "also run these projects' controllers, built by make addons (jobset, lws, trainer, ray, mpi, appwrapper), and queue their kinds")
+	fs.StringSliceVar(&opts.With, "with", nil, "also run these projects' controllers (jobset, lws, trainer, ray, mpi, appwrapper; make dev DEV_WITH=... builds each the first time), and queue their kinds")
 	fs.IntVar(&opts.Workers, "workers", 0, "also start this many worker clusters (each with its own control plane, nodes and sluice) and dispatch the manager cluster's sample queues to them with MultiKueue")
 	fs.IntVar(&opts.Nodes.Count, "nodes", 4, "how many simulated nodes (kwok), in each cluster")
 	fs.StringVar(&opts.Nodes.CPU, "node-cpu", "8", "CPU of each simulated node")

@@ -139,7 +139,7 @@ func parseAddons(names []string, assets string) ([]addon, error) {
 		}
 		for _, file := range a.builtFiles(assets) {
 			if _, err := os.Stat(file); err != nil {
-				return nil, fmt.Errorf("--with %s: %s not found (run `make addons` to build it): %w", name, file, err)
+				return nil, fmt.Errorf("--with %s: %s not found (`make dev DEV_WITH=%s` builds it, or `make addons` all of them): %w", name, file, name, err)
 			}
 		}
 		out = append(out, a)

@@ -39,8 +39,8 @@ func TestParseAddons(t *testing.T) {
 	if _, err := parseAddons([]string{"spark"}, assets); err == nil || !strings.Contains(err.Error(), `--with: unknown controller "spark" (known: jobset, lws, trainer, ray, mpi, appwrapper)`) {
 		t.Errorf("unknown name: got %v", err)
 	}
-	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "run `make addons`") {
-		t.Errorf("an addon not built: got %v, want a pointer to make addons", err)
+	if _, err := parseAddons([]string{"lws"}, assets); err == nil || !strings.Contains(err.Error(), "`make dev DEV_WITH=lws` builds it") {
+		t.Errorf("an addon not built: got %v, want the make command that builds it", err)
 	}
 	if got, err := parseAddons(nil, assets); err != nil || len(got) != 0 {
 		t.Errorf("no --with: got %v, %v", got, err)
