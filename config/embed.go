@@ -14,6 +14,7 @@ import (
 	"io/fs"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -24,7 +25,7 @@ import (
 	"github.com/sluicehq/sluice/apis/scheme"
 )
 
-//go:embed crd/bases/*.yaml webhook/manifests.yaml samples/*.yaml
+//go:embed crd/bases/*.yaml webhook/manifests.yaml samples/*.yaml rbac/user_roles.yaml
 var files embed.FS
 
 // Names the kustomize overlay gives the generated webhook configurations;
@@ -91,6 +92,34 @@ func webhookConfigurations[T any](kind, name string, meta func(*T) *metav1.Objec
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// ReleaseNamePrefix is the prefix config/default gives every object it
+// installs by name (namePrefix).
+const ReleaseNamePrefix = "sluice-"
+
+// UserRoles returns the ClusterRoles for the people who use queues
+// (rbac/user_roles.yaml), named as the release installs them: the viewer
+// and editor roles of the namespaced kinds aggregate into the built-in
+// view, edit and admin roles by their labels.
+func UserRoles() ([]*rbacv1.ClusterRole, error) {
+	docs, err := documents("rbac/user_roles.yaml")
+	if err != nil {
+		return nil, err
+	}
+	roles := make([]*rbacv1.ClusterRole, 0, len(docs))
+	for _, doc := range docs {
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.UnmarshalStrict(doc, role); err != nil {
+			return nil, fmt.Errorf("parsing rbac/user_roles.yaml: %w", err)
+		}
+		if role.Kind != "ClusterRole" {
+			return nil, fmt.Errorf("rbac/user_roles.yaml: a %s (%s), want only ClusterRoles", role.Kind, role.Name)
+		}
+		role.Name = ReleaseNamePrefix + role.Name
+		roles = append(roles, role)
+	}
+	return roles, nil
 }
 
 // SampleQueues returns the sample ResourceFlavor, ClusterQueue and LocalQueue.

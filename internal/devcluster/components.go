@@ -22,8 +22,9 @@ const componentTimeout = time.Minute
 
 // controllers are the kube-controller-manager controllers a dev cluster
 // runs: what Jobs, Deployments, StatefulSets, namespaces, service accounts,
-// garbage collection and simulated nodes need.
+// garbage collection, simulated nodes and the aggregated user roles need.
 var controllers = []string{
+	"clusterrole-aggregation-controller",
 	"job-controller",
 	"cronjob-controller",
 	"garbage-collector-controller",

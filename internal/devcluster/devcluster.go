@@ -227,6 +227,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := createNodes(ctx, cl, nodes); err != nil {
 		return nil, err
 	}
+	if err := installUserRoles(ctx, cl); err != nil {
+		return nil, err
+	}
 	if err := c.startAddons(ctx, addons, files, cl); err != nil {
 		return nil, err
 	}

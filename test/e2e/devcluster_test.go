@@ -75,10 +75,17 @@ func startDev(dir string, extra ...string) (*devCluster, error) {
 
 // client is a controller-runtime client of the cluster, as admin.
 func (d *devCluster) client() (client.Client, error) {
+	return d.clientAs("")
+}
+
+// clientAs is a client of the cluster that impersonates user (none: as
+// admin).
+func (d *devCluster) clientAs(user string) (client.Client, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", d.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Impersonate.UserName = user
 	return client.New(cfg, client.Options{Scheme: scheme.Scheme})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
+	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
 
@@ -72,7 +73,7 @@ func TestUserRoles(t *testing.T) {
 // under the names the install gives them.
 func installUserRoles(t *testing.T) {
 	t.Helper()
-	roles, err := framework.UserRoles()
+	roles, err := config.UserRoles()
 	if err != nil {
 		t.Fatal(err)
 	}

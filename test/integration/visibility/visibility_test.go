@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/devcluster"
 	"github.com/sluicehq/sluice/internal/manager"
 	"github.com/sluicehq/sluice/test/integration/framework"
@@ -228,7 +229,7 @@ func TestVisibilityIsAuthorizedByTheClusterRoles(t *testing.T) {
 	cq := framework.ClusterQueue("authz", "", framework.CPUQuota{Flavor: "default", Nominal: "1"})
 	cluster.MustCreate(t, framework.Flavor("default", nil), cq, framework.LocalQueue(ns, "main", "authz"))
 	cluster.WaitActive(t, cq)
-	roles, err := framework.UserRoles()
+	roles, err := config.UserRoles()
 	if err != nil {
 		t.Fatal(err)
 	}
