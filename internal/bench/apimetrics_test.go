@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const apiServerMetrics = `# HELP apiserver_request_total Counter of apiserver requests.
@@ -30,8 +32,8 @@ func TestAPIWrites(t *testing.T) {
 		"PATCH clusterqueues.kueue.x-k8s.io/status": 40,
 		"PUT leases.coordination.k8s.io":            3,
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("apiWrites = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("apiWrites (-want +got):\n%s", diff)
 	}
 	if n := workloadWrites(got); n != 1207 {
 		t.Errorf("workloadWrites = %v, want 1207 (reads and other resources left out, conflicts counted)", n)
@@ -69,8 +71,8 @@ func TestCyclesFrom(t *testing.T) {
 	}
 	want := cycleStats{Cycles: 100, Over100ms: 3, SlowestSeconds: 0.21, Admitted: 512,
 		Writes: map[string]float64{"admission ok": 500, "admission conflict": 12}}
-	if got := cyclesFrom(families); !reflect.DeepEqual(got, want) {
-		t.Errorf("cyclesFrom = %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, cyclesFrom(families), cmp.AllowUnexported(cycleStats{})); diff != "" {
+		t.Errorf("cyclesFrom (-want +got):\n%s", diff)
 	}
 	if got := cyclesFrom(nil); !reflect.DeepEqual(got, cycleStats{}) {
 		t.Errorf("cyclesFrom(no metrics) = %+v, want zero", got)

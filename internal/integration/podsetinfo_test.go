@@ -1,10 +1,10 @@
 package integration
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -83,8 +83,8 @@ func TestFromAdmission(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("FromAdmission =\n%+v\nwant\n%+v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("FromAdmission (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -126,8 +126,8 @@ func TestInjectAndRestore(t *testing.T) {
 	if !Restore(tmpl, decoded[0]) {
 		t.Error("Restore reported no change after an injection")
 	}
-	if want := template(); !reflect.DeepEqual(tmpl, want) {
-		t.Errorf("after Restore = %+v, want the original %+v", tmpl, want)
+	if diff := cmp.Diff(template(), tmpl); diff != "" {
+		t.Errorf("after Restore (-original +restored):\n%s", diff)
 	}
 	if Restore(tmpl, decoded[0]) {
 		t.Error("a second Restore reported a change")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
@@ -190,8 +191,8 @@ func TestSchedule(t *testing.T) {
 			w := newWorld(flavor("on-demand"), flavor("spot"))
 			pending := tc.setup(w)
 			got := summary(Schedule(w.finalize(), pending))
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("decisions %v, want %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,8 +89,8 @@ func TestReclaimablePods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &Job{&batchv1.Job{Spec: batchv1.JobSpec{Parallelism: ptr.To(tc.parallelism), Completions: tc.completions},
 				Status: batchv1.JobStatus{Succeeded: tc.succeeded}}}
-			if got := j.ReclaimablePods(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("ReclaimablePods = %v, want %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, j.ReclaimablePods()); diff != "" {
+				t.Errorf("ReclaimablePods (-want +got):\n%s", diff)
 			}
 		})
 	}

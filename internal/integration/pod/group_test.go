@@ -1,10 +1,10 @@
 package pod
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -33,8 +33,8 @@ func TestGroupPodSets(t *testing.T) {
 	if !counts[1] || !counts[2] {
 		t.Errorf("counts %d and %d, want 2 (1 CPU) and 1 (2 CPU)", got[0].Count, got[1].Count)
 	}
-	if again := groupPodSets(pods, 3); !reflect.DeepEqual(got, again) {
-		t.Error("podSets differ between two builds of the same group")
+	if diff := cmp.Diff(got, groupPodSets(pods, 3)); diff != "" {
+		t.Errorf("podSets differ between two builds of the same group (-first +second):\n%s", diff)
 	}
 	// Fast admission: Pods not created yet count in the first shape.
 	if fast := groupPodSets(pods[:1], 3); len(fast) != 1 || fast[0].Count != 3 {
@@ -85,8 +85,8 @@ func TestAdmittedGroupReportsItsSizeAgainstTheAdmission(t *testing.T) {
 			for _, ps := range podSets {
 				got = append(got, ps.Count)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("counts %v, want %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
 			}
 			if tc.wl.Spec.PodSets[0].Count != 2 || tc.wl.Spec.PodSets[1].Count != 3 {
 				t.Error("PodSets changed the Workload")

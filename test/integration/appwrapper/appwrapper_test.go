@@ -56,19 +56,7 @@ func workloadOf(aw *awv1beta2.AppWrapper) *kueue.Workload {
 	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: aw.Namespace, Name: integration.WorkloadName(appwrapper.Kind.GVK, aw.Name, aw.UID)}}
 }
 
-func admitted(wl *kueue.Workload) error {
-	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return fmt.Errorf("not admitted")
-	}
-	return nil
-}
-
-func running(aw *awv1beta2.AppWrapper) error {
-	if aw.Spec.Suspend {
-		return fmt.Errorf("suspended")
-	}
-	return nil
-}
+func running(aw *awv1beta2.AppWrapper) error { return framework.Running(&aw.Spec.Suspend) }
 
 // setStatus writes the AppWrapper's status as its controller would.
 func setStatus(t *testing.T, aw *awv1beta2.AppWrapper, mutate func(*awv1beta2.AppWrapper)) {
@@ -107,7 +95,7 @@ func startedAppWrapper(t *testing.T, cpu string) (*awv1beta2.AppWrapper, *kueue.
 	if !aw.Spec.Suspend {
 		t.Fatal("the webhook did not create the queued AppWrapper suspended")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(aw), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, workloadOf(aw), "to be admitted", framework.Admitted)
 	started := framework.WaitFor(t, cluster.Client, aw, "to run", running)
 	return started, wl, flavor
 }
@@ -274,7 +262,7 @@ func TestPodsOfAWrappedDeploymentAreTheAppWrappers(t *testing.T) {
 	aw := newAppWrapper(t, ns)
 	aw.Spec.Components[0].Template = runtime.RawExtension{Raw: data}
 	cluster.MustCreate(t, aw)
-	cluster.WaitWorkload(t, workloadOf(aw), "to be admitted", admitted)
+	cluster.WaitWorkload(t, workloadOf(aw), "to be admitted", framework.Admitted)
 	started := framework.WaitFor(t, cluster.Client, aw, "to run", running)
 	// What the AppWrapper controller, then the Deployment's, make.
 	deployment.Namespace = ns

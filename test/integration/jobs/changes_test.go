@@ -23,7 +23,7 @@ func TestPartialAdmissionRunsWithFewerPods(t *testing.T) {
 	j := newJob(q.ns, "lq", 5, "1")
 	j.Annotations = map[string]string{kueue.JobMinParallelismAnno: "2"}
 	cluster.MustCreate(t, j)
-	wl := waitWorkload(t, j, "to be admitted", admitted)
+	wl := waitWorkload(t, j, "to be admitted", framework.Admitted)
 	if ps := wl.Spec.PodSets[0]; ps.Count != 5 || ps.MinCount == nil || *ps.MinCount != 2 {
 		t.Errorf("podSet count %d minCount %v, want 5 and 2", ps.Count, ps.MinCount)
 	}
@@ -109,7 +109,7 @@ func TestWorkloadFollowsItsJob(t *testing.T) {
 	q := newQueue(t, "4", false)
 	j := newJob(q.ns, "lq", 1, "1")
 	cluster.MustCreate(t, j)
-	wl := waitWorkload(t, j, "to be admitted", admitted)
+	wl := waitWorkload(t, j, "to be admitted", framework.Admitted)
 
 	// Deleted while the Job exists: recreated, and the running Job is not
 	// left without a reservation.
@@ -120,7 +120,7 @@ func TestWorkloadFollowsItsJob(t *testing.T) {
 		if current.UID == wl.UID {
 			return fmt.Errorf("still the deleted one")
 		}
-		return admitted(current)
+		return framework.Admitted(current)
 	})
 	waitJob(t, j, "to run", running)
 
@@ -252,7 +252,7 @@ func TestPrebuiltWorkloadIsUsed(t *testing.T) {
 		if owner := metav1.GetControllerOf(wl); owner == nil || owner.UID != j.UID {
 			return false, fmt.Errorf("owner %+v", owner)
 		}
-		return true, admitted(wl)
+		return true, framework.Admitted(wl)
 	})
 	list := &kueue.WorkloadList{}
 	if err := cluster.Client.List(context.Background(), list, client.InNamespace(q.ns)); err != nil {

@@ -68,7 +68,7 @@ func TestJobStartsWhenItsChecksAreReady(t *testing.T) {
 	cluster.SetCheck(t, wl, checks[1], kueue.CheckStateReady, func(c *kueue.AdmissionCheckState) {
 		c.PodSetUpdates = []kueue.PodSetUpdate{{Name: "main", Labels: map[string]string{"team": "ml"}}}
 	})
-	waitWorkload(t, j, "admitted", admitted)
+	waitWorkload(t, j, "admitted", framework.Admitted)
 	got := waitJob(t, j, "running", running)
 	tmpl := got.Spec.Template
 	if tmpl.Labels["capacity"] != "booked" || tmpl.Labels["team"] != "ml" || tmpl.Annotations["example.com/booking"] != "b-1" ||

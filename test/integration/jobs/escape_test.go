@@ -74,14 +74,14 @@ func TestLoweredParallelismOfARunningJobIsReclaimable(t *testing.T) {
 		if len(wl.Status.ReclaimablePods) != 1 || wl.Status.ReclaimablePods[0].Count != 3 {
 			return fmt.Errorf("reclaimablePods %v", wl.Status.ReclaimablePods)
 		}
-		return admitted(wl)
+		return framework.Admitted(wl)
 	})
 	if got := getJob(t, j); ptr.Deref(got.Spec.Suspend, false) {
 		t.Error("a Job whose parallelism was lowered was stopped")
 	}
 	other := newJob(q.ns, "lq", 3, "1")
 	cluster.MustCreate(t, other)
-	waitWorkload(t, other, "to be admitted in the freed quota", admitted)
+	waitWorkload(t, other, "to be admitted in the freed quota", framework.Admitted)
 
 	// Raised back, it must not take the places it gave back (the other
 	// Job holds them): it stops and queues again at its new size.
@@ -167,7 +167,7 @@ func TestDeletedJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 		if wl.DeletionTimestamp.IsZero() {
 			return fmt.Errorf("not deleted")
 		}
-		return admitted(wl)
+		return framework.Admitted(wl)
 	})
 	if err := framework.CheckQuotaInvariant(context.Background(), cluster.Client); err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestDeletedJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 	if err := cluster.Client.Delete(context.Background(), pods[1], client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	waitWorkload(t, next, "to be admitted once the pods are gone", admitted)
+	waitWorkload(t, next, "to be admitted once the pods are gone", framework.Admitted)
 	framework.Eventually(t, "the deleted Job's Workload to go", func(ctx context.Context) (bool, error) {
 		return gone(ctx, workloadOf(j))
 	})
@@ -213,7 +213,7 @@ func TestDeletedWorkloadOfARunningJobStopsItFirst(t *testing.T) {
 	setJobStatus(t, j, func(current *batchv1.Job) {
 		current.Status.Active, current.Status.Ready, current.Status.StartTime = 0, ptr.To(int32(0)), nil
 	})
-	waitWorkload(t, other, "to take the freed quota", admitted)
+	waitWorkload(t, other, "to take the freed quota", framework.Admitted)
 }
 
 // runJob creates a queued Job and plays its controller starting pods
@@ -221,7 +221,7 @@ func TestDeletedWorkloadOfARunningJobStopsItFirst(t *testing.T) {
 func runJob(t *testing.T, j *batchv1.Job, pods int32) *kueue.Workload {
 	t.Helper()
 	cluster.MustCreate(t, j)
-	wl := waitWorkload(t, j, "to be admitted", admitted)
+	wl := waitWorkload(t, j, "to be admitted", framework.Admitted)
 	waitJob(t, j, "to run", running)
 	startPods(t, j, pods)
 	return wl

@@ -102,26 +102,9 @@ func waitJob(t *testing.T, j *batchv1.Job, what string, cond func(*batchv1.Job) 
 	return current
 }
 
-func running(j *batchv1.Job) error {
-	if ptr.Deref(j.Spec.Suspend, false) {
-		return fmt.Errorf("suspended")
-	}
-	return nil
-}
+func running(j *batchv1.Job) error { return framework.Running(j.Spec.Suspend) }
 
-func suspended(j *batchv1.Job) error {
-	if !ptr.Deref(j.Spec.Suspend, false) {
-		return fmt.Errorf("running")
-	}
-	return nil
-}
-
-func admitted(wl *kueue.Workload) error {
-	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
-	}
-	return nil
-}
+func suspended(j *batchv1.Job) error { return framework.Suspended(j.Spec.Suspend) }
 
 func pending(wl *kueue.Workload) error {
 	if wl.Status.Admission != nil || !meta.IsStatusConditionFalse(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {

@@ -29,7 +29,7 @@ func TestJobIsSuspendedQueuedAndStartedOnItsFlavor(t *testing.T) {
 		t.Fatal("the webhook did not create the queued Job suspended")
 	}
 
-	wl := waitWorkload(t, j, "to be admitted", admitted)
+	wl := waitWorkload(t, j, "to be admitted", framework.Admitted)
 	if !regexp.MustCompile(`^job-` + j.Name + `-[0-9a-f]{5}$`).MatchString(wl.Name) {
 		t.Errorf("Workload name %q, want job-%s-<hash>", wl.Name, j.Name)
 	}
@@ -169,7 +169,7 @@ func TestEvictionStopsTheJobBeforeGivingBackTheQuota(t *testing.T) {
 	// The queue resumes: the Job runs again.
 	update(t, q.cq, func() { q.cq.Spec.StopPolicy = nil })
 	waitJob(t, j, "to run again", running)
-	waitWorkload(t, j, "to be admitted again", admitted)
+	waitWorkload(t, j, "to be admitted again", framework.Admitted)
 }
 
 // consistentlyReserved checks, over a few polls, that the Job's Workload
@@ -194,7 +194,7 @@ func TestDeactivationStopsTheJobForGood(t *testing.T) {
 	j := newJob(q.ns, "lq", 1, "1")
 	cluster.MustCreate(t, j)
 	waitJob(t, j, "to run", running)
-	wl := waitWorkload(t, j, "to be admitted", admitted)
+	wl := waitWorkload(t, j, "to be admitted", framework.Admitted)
 	update(t, wl, func() { wl.Spec.Active = ptr.To(false) })
 	waitJob(t, j, "to be suspended", suspended)
 	wl = waitWorkload(t, j, "to lose its reservation", pending)

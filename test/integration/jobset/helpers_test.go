@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -68,26 +67,9 @@ func waitJobSet(t *testing.T, js *jobsetapi.JobSet, what string, cond func(*jobs
 	return framework.WaitFor(t, cluster.Client, js, what, cond)
 }
 
-func running(js *jobsetapi.JobSet) error {
-	if ptr.Deref(js.Spec.Suspend, false) {
-		return fmt.Errorf("suspended")
-	}
-	return nil
-}
+func running(js *jobsetapi.JobSet) error { return framework.Running(js.Spec.Suspend) }
 
-func suspended(js *jobsetapi.JobSet) error {
-	if !ptr.Deref(js.Spec.Suspend, false) {
-		return fmt.Errorf("running")
-	}
-	return nil
-}
-
-func admitted(wl *kueue.Workload) error {
-	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
-	}
-	return nil
-}
+func suspended(js *jobsetapi.JobSet) error { return framework.Suspended(js.Spec.Suspend) }
 
 // setStatus writes the JobSet's status as its controller would.
 func setStatus(t *testing.T, js *jobsetapi.JobSet, mutate func(*jobsetapi.JobSet)) {

@@ -34,7 +34,7 @@ func TestJobSetIsQueuedAsOneWorkloadAndStartedOnItsFlavor(t *testing.T) {
 		t.Fatal("the webhook did not create the queued JobSet suspended")
 	}
 
-	wl := waitWorkload(t, js, "to be admitted", admitted)
+	wl := waitWorkload(t, js, "to be admitted", framework.Admitted)
 	if !regexp.MustCompile(`^jobset-` + js.Name + `-[0-9a-f]{5}$`).MatchString(wl.Name) {
 		t.Errorf("Workload name %q, want jobset-%s-<hash>", wl.Name, js.Name)
 	}
@@ -104,7 +104,7 @@ func TestEvictedJobSetIsSuspendedAndRestored(t *testing.T) {
 	setStatus(t, js, func(current *jobsetapi.JobSet) {
 		current.Status.ReplicatedJobsStatus = []jobsetapi.ReplicatedJobStatus{{Name: "leader", Active: 1}, {Name: "workers", Active: 2}}
 	})
-	wl := waitWorkload(t, js, "to be admitted", admitted)
+	wl := waitWorkload(t, js, "to be admitted", framework.Admitted)
 	framework.Update(t, cluster.Client, wl, func() { wl.Spec.Active = ptr.To(false) })
 
 	waitJobSet(t, js, "to be suspended", suspended)
@@ -230,7 +230,7 @@ func TestStandaloneChildJobOfAnUnqueuedJobSetIsQueuedAlone(t *testing.T) {
 	if !ptr.Deref(child.Spec.Suspend, false) {
 		t.Fatal("a standalone child Job of an unqueued JobSet was not suspended")
 	}
-	cluster.WaitWorkload(t, framework.JobWorkload(child), "to be admitted alone", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(child), "to be admitted alone", framework.Admitted)
 }
 
 func TestStandaloneChildJobOfAQueuedJobSetIsIgnored(t *testing.T) {
@@ -400,5 +400,5 @@ func TestDeletedJobSetHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 	if err := cluster.Client.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	waitWorkload(t, next, "to be admitted once the pod is gone", admitted)
+	waitWorkload(t, next, "to be admitted once the pod is gone", framework.Admitted)
 }

@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -50,19 +49,7 @@ func waitMPIJob(t *testing.T, job *mpiv2.MPIJob, what string, cond func(*mpiv2.M
 	return framework.WaitFor(t, cluster.Client, job, what, cond)
 }
 
-func running(job *mpiv2.MPIJob) error {
-	if ptr.Deref(job.Spec.RunPolicy.Suspend, false) {
-		return fmt.Errorf("suspended")
-	}
-	return nil
-}
-
-func admitted(wl *kueue.Workload) error {
-	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return fmt.Errorf("not admitted")
-	}
-	return nil
-}
+func running(job *mpiv2.MPIJob) error { return framework.Running(job.Spec.RunPolicy.Suspend) }
 
 func TestMPIJobIsQueuedStartedAndFinished(t *testing.T) {
 	ns, flavor := newQueue(t, "3")
@@ -71,7 +58,7 @@ func TestMPIJobIsQueuedStartedAndFinished(t *testing.T) {
 	if !ptr.Deref(job.Spec.RunPolicy.Suspend, false) {
 		t.Fatal("the webhook did not create the queued MPIJob suspended")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(job), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, workloadOf(job), "to be admitted", framework.Admitted)
 	if len(wl.Spec.PodSets) != 2 || wl.Spec.PodSets[0].Name != "launcher" || wl.Spec.PodSets[0].Count != 1 || wl.Spec.PodSets[1].Name != "worker" || wl.Spec.PodSets[1].Count != 2 {
 		t.Fatalf("pod sets %+v, want launcher=1 worker=2", wl.Spec.PodSets)
 	}

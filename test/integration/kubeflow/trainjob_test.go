@@ -30,7 +30,7 @@ func startedTrainJob(t *testing.T, cpu string) (job *unstructured.Unstructured, 
 	job = newTrainJob(ns)
 	cluster.MustCreate(t, job)
 	trainerBuilds(t, job, runtime{nodes: 2, cpu: "1"})
-	wl = cluster.WaitWorkload(t, trainJobWorkload(job), "to be admitted", admitted)
+	wl = cluster.WaitWorkload(t, trainJobWorkload(job), "to be admitted", framework.Admitted)
 	waitTrainJob(t, job, "to be started", trainJobRuns)
 	js := trainerBuilds(t, job, runtime{nodes: 2, cpu: "1"})
 	if ptr.Deref(js.Spec.Suspend, false) {
@@ -89,7 +89,7 @@ func TestTrainJobWhoseRuntimeGrewAfterAdmissionDoesNotRunBeyondIt(t *testing.T) 
 	job := newTrainJob(ns)
 	cluster.MustCreate(t, job)
 	trainerBuilds(t, job, runtime{nodes: 2, cpu: "1"})
-	wl := cluster.WaitWorkload(t, trainJobWorkload(job), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, trainJobWorkload(job), "to be admitted", framework.Admitted)
 	waitTrainJob(t, job, "to be started", trainJobRuns)
 	js := trainerBuilds(t, job, runtime{nodes: 3, cpu: "1"})
 	if !ptr.Deref(js.Spec.Suspend, false) {
@@ -107,7 +107,7 @@ func TestTrainJobWhoseRuntimeGrewAfterAdmissionDoesNotRunBeyondIt(t *testing.T) 
 		if len(wl.Spec.PodSets) != 1 || wl.Spec.PodSets[0].Count != 3 {
 			return fmt.Errorf("pod sets %+v", wl.Spec.PodSets)
 		}
-		return admitted(wl)
+		return framework.Admitted(wl)
 	})
 }
 
@@ -256,7 +256,7 @@ func TestDeletedTrainJobHoldsItsQuotaUntilItsPodsAreGone(t *testing.T) {
 	if err := cluster.Client.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}
-	cluster.WaitWorkload(t, nextWl, "to be admitted once the pod is gone", admitted)
+	cluster.WaitWorkload(t, nextWl, "to be admitted once the pod is gone", framework.Admitted)
 }
 
 func TestTrainJobWebhookKeepsItsQueue(t *testing.T) {

@@ -74,13 +74,6 @@ func stopPods(t *testing.T, j *batchv1.Job) {
 	})
 }
 
-func admitted(wl *kueue.Workload) error {
-	if !framework.Reserved(wl) || !workload.IsAdmitted(wl) {
-		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
-	}
-	return nil
-}
-
 // A Job whose pod is never ready is evicted after the timeout and queued
 // again after a backoff; meanwhile blockAdmission held the next Job back
 // until the first one's eviction, and the next Job, once its pod is
@@ -89,7 +82,7 @@ func admitted(wl *kueue.Workload) error {
 func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 	ns := queue(t, "4")
 	stuck := newJob(t, ns)
-	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted", framework.Admitted)
 	waitJob(t, stuck, false)
 	runPods(t, stuck, 0)
 
@@ -106,14 +99,14 @@ func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 
 	// The eviction unblocks admission: the next Job runs, and once its pod
 	// is ready its Workload says so.
-	cluster.WaitWorkload(t, framework.JobWorkload(next), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(next), "admitted", framework.Admitted)
 	waitJob(t, next, false)
 	runPods(t, next, 1)
 	cluster.WaitWorkload(t, framework.JobWorkload(next), "PodsReady", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))
 
 	// After its backoff the first is admitted again, still never ready:
 	// out of requeues, it is deactivated.
-	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted again after its backoff", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(stuck), "admitted again after its backoff", framework.Admitted)
 	waitJob(t, stuck, false)
 	runPods(t, stuck, 0)
 	got = cluster.WaitWorkload(t, framework.JobWorkload(stuck), "deactivated", framework.ConditionIs(kueue.WorkloadEvicted, metav1.ConditionTrue,
@@ -136,7 +129,7 @@ func TestUnreadyPodsAreEvictedThenDeactivated(t *testing.T) {
 func TestPodsThatStopBeingReadyHaveTheRecoveryTimeout(t *testing.T) {
 	ns := queue(t, "2")
 	j := newJob(t, ns)
-	cluster.WaitWorkload(t, framework.JobWorkload(j), "admitted", admitted)
+	cluster.WaitWorkload(t, framework.JobWorkload(j), "admitted", framework.Admitted)
 	waitJob(t, j, false)
 	runPods(t, j, 1)
 	cluster.WaitWorkload(t, framework.JobWorkload(j), "PodsReady", framework.ConditionIs(kueue.WorkloadPodsReady, metav1.ConditionTrue, workload.ReasonStarted))

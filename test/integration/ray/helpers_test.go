@@ -9,7 +9,6 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -75,13 +74,6 @@ func waitFor[T client.Object](t *testing.T, obj T, what string, cond func(T) err
 	return framework.WaitFor(t, cluster.Client, obj, what, cond)
 }
 
-func admitted(wl *kueue.Workload) error {
-	if wl.Status.Admission == nil || !meta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-		return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
-	}
-	return nil
-}
-
 // setStatus writes an object's status as KubeRay would.
 func setStatus[T client.Object](t *testing.T, obj T, mutate func(T)) {
 	t.Helper()
@@ -130,16 +122,6 @@ func waitEvent(t *testing.T, obj client.Object, reason, part string) {
 
 // suspended and running are a RayCluster's two states, as waitFor
 // conditions.
-func suspended(rc *rayv1.RayCluster) error {
-	if !ptr.Deref(rc.Spec.Suspend, false) {
-		return fmt.Errorf("running")
-	}
-	return nil
-}
+func suspended(rc *rayv1.RayCluster) error { return framework.Suspended(rc.Spec.Suspend) }
 
-func running(rc *rayv1.RayCluster) error {
-	if ptr.Deref(rc.Spec.Suspend, false) {
-		return fmt.Errorf("suspended")
-	}
-	return nil
-}
+func running(rc *rayv1.RayCluster) error { return framework.Running(rc.Spec.Suspend) }

@@ -37,7 +37,7 @@ func TestRayJobIsQueuedWithItsClusterAndSubmitter(t *testing.T) {
 	if !rj.Spec.Suspend {
 		t.Fatal("the webhook did not create the queued RayJob suspended")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, workloadOf(rj, ray.JobKind), "to be admitted", framework.Admitted)
 	if got := podSetsOf(wl); got != "head=1,workers=2,submitter=1" {
 		t.Errorf("pod sets %s, want head=1,workers=2,submitter=1", got)
 	}
@@ -247,7 +247,7 @@ func TestRayClusterIsQueuedAndEvicted(t *testing.T) {
 	ns, flavor := newQueue(t, "3")
 	rc := newRayCluster(ns, "lq")
 	cluster.MustCreate(t, rc)
-	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, workloadOf(rc, ray.ClusterKind), "to be admitted", framework.Admitted)
 	if got := podSetsOf(wl); got != "head=1,workers=2" {
 		t.Errorf("pod sets %s, want head=1,workers=2", got)
 	}
@@ -315,7 +315,7 @@ func TestAutoscalingRayClusterScalesWithinItsAdmission(t *testing.T) {
 		if podSetsOf(wl) != "head=1,workers=4" {
 			return fmt.Errorf("pod sets %s", podSetsOf(wl))
 		}
-		return admitted(wl)
+		return framework.Admitted(wl)
 	})
 	if head := wl.Spec.PodSets[0].Template.Spec.Containers; len(head) != 2 || !head[1].Resources.Requests.Cpu().Equal(resource.MustParse("500m")) {
 		t.Errorf("the head pod set's containers %+v, want the head's and the autoscaler's 500m", head)

@@ -57,7 +57,7 @@ func TestRayServiceIsQueuedThroughItsClusters(t *testing.T) {
 	if !ptr.Deref(first.Spec.Suspend, false) {
 		t.Fatal("the webhook did not create the service's RayCluster suspended")
 	}
-	wl := cluster.WaitWorkload(t, workloadOf(first, ray.ClusterKind), "to be admitted", admitted)
+	wl := cluster.WaitWorkload(t, workloadOf(first, ray.ClusterKind), "to be admitted", framework.Admitted)
 	if got := podSetsOf(wl); got != "head=1,workers=2" || wl.Spec.QueueName != "lq" {
 		t.Errorf("pod sets %s in queue %q, want head=1,workers=2 in lq", got, wl.Spec.QueueName)
 	}
@@ -83,7 +83,7 @@ func TestRayServiceIsQueuedThroughItsClusters(t *testing.T) {
 	if err := cluster.Client.Delete(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
-	cluster.WaitWorkload(t, pending, "to be admitted once the old cluster is gone", admitted)
+	cluster.WaitWorkload(t, pending, "to be admitted once the old cluster is gone", framework.Admitted)
 	waitFor(t, second, "to run", running)
 }
 
