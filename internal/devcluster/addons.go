@@ -30,6 +30,7 @@ import (
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/internal/childproc"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 )
 
 // An addon is another project's controller that `sluice dev --with` runs
@@ -42,8 +43,9 @@ import (
 // integrations that queue the addon's kinds.
 type addon struct {
 	name string
-	// frameworks are the integrations that queue the addon's kinds.
-	frameworks []string
+	// groups are the API groups of the addon's kinds: the integrations of
+	// the registered kinds in them queue those (kinds.OfGroups).
+	groups []string
 	// configAPIVersion is the apiVersion of the controller's
 	// Configuration file (the projects follow the kubebuilder layout).
 	// Empty when flags configure the controller instead.
@@ -78,14 +80,14 @@ type addon struct {
 
 // knownAddons are what --with takes.
 var knownAddons = []addon{
-	{name: "jobset", frameworks: []string{configapi.FrameworkJobSet}, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
-	{name: "lws", frameworks: []string{configapi.FrameworkLeaderWorkerSet}, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
-	{name: "trainer", frameworks: []string{configapi.FrameworkTrainJob}, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
+	{name: "jobset", groups: []string{"jobset.x-k8s.io"}, configAPIVersion: "config.jobset.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "lws", groups: []string{"leaderworkerset.x-k8s.io"}, configAPIVersion: "config.lws.x-k8s.io/v1alpha1", certManagementField: "internalCertManagement"},
+	{name: "trainer", groups: []string{"trainer.kubeflow.org"}, configAPIVersion: "config.trainer.kubeflow.org/v1alpha1", certManagementField: "certManagement",
 		needs: []string{"jobset"}, certsFromTempDir: true},
-	{name: "ray", frameworks: []string{configapi.FrameworkRayJob, configapi.FrameworkRayCluster, configapi.FrameworkRayService},
+	{name: "ray", groups: []string{"ray.io"},
 		flags: kubeRayFlags, noWebhooks: true},
-	{name: "mpi", frameworks: []string{configapi.FrameworkMPIJob}, flags: mpiOperatorFlags, noWebhooks: true, fixedPort: mpiOperatorHealthPort},
-	{name: "appwrapper", frameworks: []string{configapi.FrameworkAppWrapper}, flags: appWrapperFlags, noWebhooks: true,
+	{name: "mpi", groups: []string{"kubeflow.org"}, flags: mpiOperatorFlags, noWebhooks: true, fixedPort: mpiOperatorHealthPort},
+	{name: "appwrapper", groups: []string{"workload.codeflare.dev"}, flags: appWrapperFlags, noWebhooks: true,
 		env: []string{"NAMESPACE=" + appWrapperConfigNamespace}, prepare: appWrapperConfig,
 		// Its webhook server starts with no webhook (its readiness waits
 		// for it), on a fixed port, with certificates from TMPDIR.
@@ -471,7 +473,7 @@ func (c *Cluster) startAddons(ctx context.Context, addons []addon, f clusterFile
 // configuration file named other frameworks.
 func withAddonFrameworks(cfg *configapi.Configuration, addons []addon) {
 	for _, a := range addons {
-		for _, framework := range a.frameworks {
+		for _, framework := range kinds.OfGroups(a.groups...) {
 			if !slices.Contains(cfg.Integrations.Frameworks, framework) {
 				cfg.Integrations.Frameworks = append(cfg.Integrations.Frameworks, framework)
 			}

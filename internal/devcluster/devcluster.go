@@ -36,6 +36,7 @@ import (
 	"github.com/sluicehq/sluice/apis/scheme"
 	"github.com/sluicehq/sluice/config"
 	"github.com/sluicehq/sluice/internal/childproc"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 	"github.com/sluicehq/sluice/internal/manager"
 )
 
@@ -433,7 +434,7 @@ func ManagerConfig(env *envtest.Environment) *configapi.Configuration {
 // the defaults with the local cluster's frameworks, or a user's file (its
 // frameworks kept when it names any).
 func baseManagerConfig(path string) (*configapi.Configuration, error) {
-	frameworks := []string{configapi.FrameworkBatchJob, configapi.FrameworkPod, configapi.FrameworkDeployment, configapi.FrameworkStatefulSet}
+	frameworks := kinds.BuiltIn()
 	file := configfile.Default()
 	if path != "" {
 		var err error

@@ -16,6 +16,7 @@ import (
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 )
 
 // The integrations' webhooks fail closed: while the manager is down, what
@@ -137,7 +138,7 @@ func scopeEntries[W any](s webhookScope, live, generated []W, view func(*W) entr
 // whether one of the integrations that need it is enabled (a JobSet's is
 // needed by the kinds that run as JobSets too).
 func (s webhookScope) entryEnabled(name string) (isIntegration, enabled bool) {
-	frameworks, isIntegration := config.FrameworksOfWebhook(name)
+	frameworks, isIntegration := kinds.FrameworksOfWebhook(name)
 	return isIntegration, slices.ContainsFunc(frameworks, func(fw string) bool { return s.enabled[fw] })
 }
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sluicehq/sluice/config"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 )
 
 // The chart's objects that come from the kustomize install (config/default)
@@ -134,7 +134,7 @@ func integrationScopedWebhooks(obj *unstructured.Unstructured) (string, error) {
 		if strings.Contains(string(entry), "{{") {
 			return "", fmt.Errorf("%s %s: webhook %s contains {{, which Helm would read as a template", obj.GetKind(), obj.GetName(), name)
 		}
-		frameworks, scoped := config.FrameworksOfWebhook(name)
+		frameworks, scoped := kinds.FrameworksOfWebhook(name)
 		if scoped {
 			b.WriteString("{{- if or (not $frameworks)")
 			for _, fw := range frameworks {

@@ -1,9 +1,16 @@
 package kinds
 
 import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	"github.com/sluicehq/sluice/apis/scheme"
@@ -44,20 +51,95 @@ func TestRegisteredKindsAreInTheScheme(t *testing.T) {
 	}
 }
 
-// Every registered kind's webhooks are scoped with its framework: their
-// names follow m<kind>/v<kind>.kueue.x-k8s.io.
-func TestRegisteredWebhooksAreScoped(t *testing.T) {
-	for _, r := range All() {
-		prefixes := []string{"m", "v"}
-		if r.QueuedThrough != "" {
-			prefixes = []string{"v"}
+// The webhook entries derived for the registered kinds are the generated
+// ones: each kind's m<kind>/v<kind> entries exist in config/webhook, and
+// every generated entry is either a kind's or intercepts only the
+// kueue.x-k8s.io API (those always serve). An entry of a kind's that the
+// registry did not derive would serve with its integration disabled, or
+// be left out of the Helm chart's scoping.
+func TestDerivedWebhooksAreTheGenerated(t *testing.T) {
+	validating, err := config.ValidatingWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutating, err := config.MutatingWebhooks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := map[string][]admissionv1.RuleWithOperations{}
+	for _, c := range validating {
+		for _, w := range c.Webhooks {
+			generated[w.Name] = w.Rules
 		}
-		for _, prefix := range prefixes {
-			name := prefix + strings.ToLower(r.GVK.Kind) + ".kueue.x-k8s.io"
-			if fw, ok := config.FrameworkOfWebhook(name); !ok || fw != r.Framework {
-				t.Errorf("webhook %s: scoped as %q (%v), want %s", name, fw, ok, r.Framework)
+	}
+	for _, c := range mutating {
+		for _, w := range c.Webhooks {
+			generated[w.Name] = w.Rules
+		}
+	}
+	for _, r := range All() {
+		for _, name := range webhookNames(r) {
+			if _, ok := generated[name]; !ok {
+				t.Errorf("%s: webhook %s derived, not generated", r.Framework, name)
 			}
 		}
+	}
+	for name, rules := range generated {
+		if _, ok := FrameworkOfWebhook(name); ok {
+			continue
+		}
+		for _, rule := range rules {
+			if !slices.Equal(rule.APIGroups, []string{"kueue.x-k8s.io"}) {
+				t.Errorf("webhook %s intercepts %v, yet belongs to no registered kind", name, rule.APIGroups)
+			}
+		}
+	}
+}
+
+// Nothing but this package lists the kinds: outside it and the API
+// packages, no file imports two kinds' packages or names three frameworks.
+// Adding a kind is its package plus one line in All.
+func TestNoOtherListOfKinds(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	frameworkName := regexp.MustCompile(`\b(?:configapi|v1beta2|config)\.Framework[A-Z]\w*`)
+	// Every package under internal/integration but this one is a kind's.
+	kindImport := regexp.MustCompile(`"github.com/sluicehq/sluice/internal/integration/([a-z]+)"`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch rel {
+			case "apis", "hack", "bin", "dist", ".git", filepath.Join("internal", "integration", "kinds"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		imported, named := map[string]bool{}, map[string]bool{}
+		for _, m := range kindImport.FindAllStringSubmatch(string(data), -1) {
+			if m[1] != "kinds" {
+				imported[m[1]] = true
+			}
+		}
+		for _, m := range frameworkName.FindAllString(string(data), -1) {
+			named[m] = true
+		}
+		if len(imported) >= 2 || len(named) >= 3 {
+			t.Errorf("%s lists kinds (imports %v, names %v): derive it from kinds.All", rel,
+				slices.Sorted(maps.Keys(imported)), slices.Sorted(maps.Keys(named)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -96,33 +178,32 @@ func TestEveryKindIsQueuedOneWay(t *testing.T) {
 				t.Errorf("%s without %s: the configuration accepts it, and its objects' children would run unqueued", r.Framework, r.QueuedThrough)
 			}
 		}
-		// The Helm chart renders the pod webhooks for these.
-		if r.ThroughPods != slices.Contains(config.ThroughPodsFrameworks, r.Framework) {
-			t.Errorf("%s: through its Pods %v, but config.ThroughPodsFrameworks is %v", r.Framework, r.ThroughPods, config.ThroughPodsFrameworks)
+		// The Helm chart and the manager turn the pod webhooks on for these.
+		if frameworks, _ := FrameworksOfWebhook("mpod.kueue.x-k8s.io"); r.ThroughPods && !slices.Contains(frameworks, r.Framework) {
+			t.Errorf("%s is queued through its Pods, and does not turn the pod webhooks on", r.Framework)
 		}
 	}
 }
 
 // The kinds that run as a JobSet keep the JobSet webhooks on: those keep
-// such a JobSet within its job's admission, and the Helm chart renders
-// them for config.RunsAsJobSetFrameworks.
-func TestRunsAsJobSetFrameworksAreTheRegistrys(t *testing.T) {
-	var runsAsJobSet []string
+// such a JobSet within its job's admission (the Helm chart and the
+// manager scope them with FrameworksOfWebhook).
+func TestKindsThatRunAsAJobSetKeepItsWebhooksOn(t *testing.T) {
+	frameworks, _ := FrameworksOfWebhook("mjobset.kueue.x-k8s.io")
+	runsAs := 0
 	for _, r := range All() {
-		if r.Queued != nil && r.Queued.RunsAs != nil {
-			if r.Queued.RunsAs.GVK.GroupKind().String() != "JobSet.jobset.x-k8s.io" {
-				t.Errorf("%s runs as %s: only JobSet's webhooks keep what a job runs as within its admission", r.Framework, r.Queued.RunsAs.GVK)
-			}
-			runsAsJobSet = append(runsAsJobSet, r.Framework)
+		if r.Queued == nil || r.Queued.RunsAs == nil {
+			continue
+		}
+		runsAs++
+		if r.Queued.RunsAs.GVK.GroupKind().String() != "JobSet.jobset.x-k8s.io" {
+			t.Errorf("%s runs as %s: only JobSet's webhooks keep what a job runs as within its admission", r.Framework, r.Queued.RunsAs.GVK)
+		}
+		if !slices.Contains(frameworks, r.Framework) {
+			t.Errorf("%s runs as a JobSet and does not turn the JobSet webhooks on (%v)", r.Framework, frameworks)
 		}
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(runsAsJobSet)), slices.Sorted(slices.Values(config.RunsAsJobSetFrameworks))) {
-		t.Errorf("kinds that run as a JobSet %v, config.RunsAsJobSetFrameworks %v", runsAsJobSet, config.RunsAsJobSetFrameworks)
-	}
-	for _, fw := range config.RunsAsJobSetFrameworks {
-		frameworks, _ := config.FrameworksOfWebhook("mjobset.kueue.x-k8s.io")
-		if !slices.Contains(frameworks, fw) {
-			t.Errorf("%s does not turn the JobSet webhook on", fw)
-		}
+	if runsAs == 0 {
+		t.Error("no kind runs as a JobSet: the TrainJob does")
 	}
 }
