@@ -7,13 +7,11 @@
 package leaderworkerset
 
 import (
-	"context"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	lwsapi "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
@@ -33,12 +31,12 @@ const Framework = "leaderworkerset"
 // its Pods, one pod group per group, a known owner for the standalone walk.
 var Registration = integration.Registration{
 	Framework: configapi.FrameworkLeaderWorkerSet,
-	GVK:       lwsapi.SchemeGroupVersion.WithKind("LeaderWorkerSet"),
+	GVK:       gvk,
 	NewObject: func() client.Object { return &lwsapi.LeaderWorkerSet{} },
 	CRD:       "leaderworkersets.leaderworkerset.x-k8s.io",
 	New: func(deps integration.Deps) integration.Setup {
 		return integration.SetupFunc(func(mgr ctrl.Manager) error {
-			return ctrl.NewWebhookManagedBy(mgr, &lwsapi.LeaderWorkerSet{}).WithDefaulter(&Webhook{Enabled: deps.Enabled}).WithValidator(&Webhook{Enabled: deps.Enabled}).Complete()
+			return Webhook(deps.Enabled).Register(mgr, &lwsapi.LeaderWorkerSet{})
 		})
 	},
 	GroupPods:   GroupPods,
@@ -71,46 +69,29 @@ func GroupPods(p *corev1.Pod) {
 	p.Annotations[kueue.PodGroupTotalCountAnno] = strconv.Itoa(size)
 }
 
-// Webhook sends a LeaderWorkerSet's Pods to its queue. With the
-// leaderworkerset framework disabled it lets everything through.
-type Webhook struct {
-	Enabled bool
+// Webhook sends a LeaderWorkerSet's Pods to its queue, with serving (a
+// group keeps its quota while LeaderWorkerSet replaces its Pods) and fast
+// admission (with startupPolicy LeaderReady the workers come only once the
+// leader runs: the group is admitted for its full size when its first Pod
+// arrives). With the leaderworkerset framework disabled it lets everything
+// through.
+func Webhook(enabled bool) *integration.ThroughPodsWebhook[*lwsapi.LeaderWorkerSet] {
+	return &integration.ThroughPodsWebhook[*lwsapi.LeaderWorkerSet]{Enabled: enabled, GVK: gvk, Parent: Framework,
+		Templates: templates,
+		Shape: func(_ *lwsapi.LeaderWorkerSet, tmpl *corev1.PodTemplateSpec) {
+			tmpl.Annotations[kueue.PodGroupServingAnno] = "true"
+			tmpl.Annotations[kueue.PodGroupFastAdmissionAnno] = "true"
+		},
+		Pods: func(lws *lwsapi.LeaderWorkerSet) int32 { return lws.Status.Replicas }}
 }
 
-// Default puts the queue on the leader and worker templates, with
-// serving (a group keeps its quota while LeaderWorkerSet replaces its
-// Pods) and fast admission (with startupPolicy LeaderReady the workers
-// come only once the leader runs: the group is admitted for its full size
-// when its first Pod arrives).
-func (w *Webhook) Default(_ context.Context, lws *lwsapi.LeaderWorkerSet) error {
-	queue := lws.Labels[kueue.QueueNameLabel]
-	if !w.Enabled || queue == "" {
-		return nil
-	}
-	templates := []*corev1.PodTemplateSpec{&lws.Spec.LeaderWorkerTemplate.WorkerTemplate}
+var gvk = lwsapi.SchemeGroupVersion.WithKind("LeaderWorkerSet")
+
+// templates are the worker template and, when there is one, the leader's.
+func templates(lws *lwsapi.LeaderWorkerSet) []*corev1.PodTemplateSpec {
+	out := []*corev1.PodTemplateSpec{&lws.Spec.LeaderWorkerTemplate.WorkerTemplate}
 	if lws.Spec.LeaderWorkerTemplate.LeaderTemplate != nil {
-		templates = append(templates, lws.Spec.LeaderWorkerTemplate.LeaderTemplate)
+		out = append(out, lws.Spec.LeaderWorkerTemplate.LeaderTemplate)
 	}
-	for _, tmpl := range templates {
-		integration.QueueThroughPods(tmpl, queue, Framework)
-		tmpl.Annotations[kueue.PodGroupServingAnno] = "true"
-		tmpl.Annotations[kueue.PodGroupFastAdmissionAnno] = "true"
-	}
-	return nil
-}
-
-func (w *Webhook) ValidateCreate(context.Context, *lwsapi.LeaderWorkerSet) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// ValidateUpdate keeps the queue while Pods may hold quota.
-func (w *Webhook) ValidateUpdate(_ context.Context, oldLWS, newLWS *lwsapi.LeaderWorkerSet) (admission.Warnings, error) {
-	if !w.Enabled {
-		return nil, nil
-	}
-	return nil, integration.ValidateQueueChange(lwsapi.SchemeGroupVersion.WithKind("LeaderWorkerSet").GroupKind(), newLWS.Name, oldLWS.Labels, newLWS.Labels, oldLWS.Status.Replicas)
-}
-
-func (w *Webhook) ValidateDelete(context.Context, *lwsapi.LeaderWorkerSet) (admission.Warnings, error) {
-	return nil, nil
+	return out
 }

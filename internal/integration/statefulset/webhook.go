@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
@@ -38,23 +37,19 @@ func GroupName(name string) string {
 
 // Webhook makes a queued StatefulSet's Pods one pod group. With the
 // statefulset framework disabled it lets everything through.
-type Webhook struct {
-	Enabled bool
+func Webhook(enabled bool) *integration.ThroughPodsWebhook[*appsv1.StatefulSet] {
+	return &integration.ThroughPodsWebhook[*appsv1.StatefulSet]{Enabled: enabled, GVK: gvk, Parent: Framework,
+		Templates: func(s *appsv1.StatefulSet) []*corev1.PodTemplateSpec {
+			return []*corev1.PodTemplateSpec{&s.Spec.Template}
+		},
+		Shape: asGroup,
+		Pods:  func(s *appsv1.StatefulSet) int32 { return s.Status.Replicas }}
 }
 
-// SetupWebhook registers both webhooks of StatefulSets.
-func SetupWebhook(mgr ctrl.Manager, w *Webhook) error {
-	return ctrl.NewWebhookManagedBy(mgr, &appsv1.StatefulSet{}).WithDefaulter(w).WithValidator(w).Complete()
-}
+var gvk = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
 
-// Default writes the group onto the pod template.
-func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
-	queue := s.Labels[kueue.QueueNameLabel]
-	if !w.Enabled || queue == "" {
-		return nil
-	}
-	tmpl := &s.Spec.Template
-	integration.QueueThroughPods(tmpl, queue, Framework)
+// asGroup writes the pod group onto the template.
+func asGroup(s *appsv1.StatefulSet, tmpl *corev1.PodTemplateSpec) {
 	tmpl.Labels[kueue.PodGroupNameLabel] = GroupName(s.Name)
 	// Set once: scaling must not change the template (that would replace
 	// every Pod); the group follows spec.replicas.
@@ -66,33 +61,16 @@ func (w *Webhook) Default(_ context.Context, s *appsv1.StatefulSet) error {
 	// previous is Ready: the group is admitted for all replicas at once,
 	// and its Pods start as they come.
 	tmpl.Annotations[kueue.PodGroupFastAdmissionAnno] = "true"
-	return nil
-}
-
-func (w *Webhook) ValidateCreate(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// ValidateUpdate keeps the queue while Pods may hold quota.
-func (w *Webhook) ValidateUpdate(_ context.Context, oldS, newS *appsv1.StatefulSet) (admission.Warnings, error) {
-	if !w.Enabled {
-		return nil, nil
-	}
-	return nil, integration.ValidateQueueChange(appsv1.SchemeGroupVersion.WithKind("StatefulSet").GroupKind(), newS.Name, oldS.Labels, newS.Labels, oldS.Status.Replicas)
-}
-
-func (w *Webhook) ValidateDelete(context.Context, *appsv1.StatefulSet) (admission.Warnings, error) {
-	return nil, nil
 }
 
 // Registration is apps/v1 StatefulSet in the list of kinds: queued through
 // its Pods as one group, a known owner for the standalone walk.
 var Registration = integration.Registration{
 	Framework: configapi.FrameworkStatefulSet,
-	GVK:       appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	GVK:       gvk,
 	NewObject: func() client.Object { return &appsv1.StatefulSet{} },
 	New: func(deps integration.Deps) integration.Setup {
-		return integration.SetupFunc(func(mgr ctrl.Manager) error { return SetupWebhook(mgr, &Webhook{Enabled: deps.Enabled}) })
+		return integration.SetupFunc(func(mgr ctrl.Manager) error { return Webhook(deps.Enabled).Register(mgr, &appsv1.StatefulSet{}) })
 	},
 	ThroughPods: true,
 	GroupSize:   GroupSize,
