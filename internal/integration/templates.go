@@ -58,3 +58,40 @@ func (t PodTemplates) Originals(podSets []kueue.PodSet) []PodSetInfo {
 	}
 	return infos
 }
+
+// TemplatedJob is a job whose pod sets are its pod templates, by pod-set
+// name (a JobSet's replicated Jobs, an MPIJob's replica specs, a Ray
+// cluster's groups).
+type TemplatedJob interface {
+	PodSets() ([]kueue.PodSet, error)
+	// Templates are its pod templates by pod-set name, read afresh.
+	Templates() PodTemplates
+	// LetRun unsuspends it, its admission injected (and sets what running
+	// within it needs).
+	LetRun()
+}
+
+// ByTemplates is Originals, Run and Restore of a TemplatedJob, written once:
+// the kind's adapter embeds it, pointed at the adapter itself.
+type ByTemplates struct{ Job TemplatedJob }
+
+// Originals captures each pod set's template as Run may change it.
+func (b ByTemplates) Originals() []PodSetInfo {
+	podSets, _ := b.Job.PodSets()
+	return b.Job.Templates().Originals(podSets)
+}
+
+// Run injects each pod set's admission into its template and lets the job
+// run. All of it is admitted or none of it.
+func (b ByTemplates) Run(infos []PodSetInfo) error {
+	if err := b.Job.Templates().InjectByName(infos); err != nil {
+		return err
+	}
+	b.Job.LetRun()
+	return nil
+}
+
+// Restore puts each pod set's originals back.
+func (b ByTemplates) Restore(originals []PodSetInfo) bool {
+	return b.Job.Templates().RestoreByName(originals)
+}

@@ -25,7 +25,7 @@ var Kind = integration.Kind{
 	GVK:       jobsetapi.SchemeGroupVersion.WithKind("JobSet"),
 	NewObject: func() client.Object { return &jobsetapi.JobSet{} },
 	NewList:   func() client.ObjectList { return &jobsetapi.JobSetList{} },
-	Wrap:      func(o client.Object) integration.Job { return &JobSet{o.(*jobsetapi.JobSet)} },
+	Wrap:      func(o client.Object) integration.Job { return newJobSet(o.(*jobsetapi.JobSet)) },
 	Children:  []schema.GroupKind{{Group: "batch", Kind: "Job"}},
 	Makes:     makes,
 	PodsGone: func(ctx context.Context, reader client.Reader, namespace, _ string, uid types.UID) (bool, error) {
@@ -41,7 +41,17 @@ var Registration = integration.JobRegistration(&Kind, "jobsets.jobset.x-k8s.io",
 })
 
 // JobSet adapts a JobSet to the framework.
-type JobSet struct{ *jobsetapi.JobSet }
+type JobSet struct {
+	*jobsetapi.JobSet
+	integration.ByTemplates
+}
+
+// newJobSet wraps a JobSet.
+func newJobSet(js *jobsetapi.JobSet) *JobSet {
+	j := &JobSet{JobSet: js}
+	j.ByTemplates = integration.ByTemplates{Job: j}
+	return j
+}
 
 func (j *JobSet) Object() client.Object { return j.JobSet }
 
@@ -57,19 +67,14 @@ func (j *JobSet) PodSets() ([]kueue.PodSet, error) {
 	return podSets, nil
 }
 
-// templates are the JobSet's pod templates by pod-set name.
-func (j *JobSet) templates() integration.PodTemplates {
+// Templates are the JobSet's pod templates by pod-set name.
+func (j *JobSet) Templates() integration.PodTemplates {
 	t := integration.PodTemplates{}
 	for i := range j.Spec.ReplicatedJobs {
 		rj := &j.Spec.ReplicatedJobs[i]
 		t[kueue.PodSetReference(rj.Name)] = &rj.Template.Spec.Template
 	}
 	return t
-}
-
-func (j *JobSet) Originals() []integration.PodSetInfo {
-	podSets, _ := PodSets(j.JobSet)
-	return j.templates().Originals(podSets)
 }
 
 // replicatedJob is the replicated Job a pod set is named after, or nil.
@@ -82,19 +87,8 @@ func (j *JobSet) replicatedJob(name kueue.PodSetReference) *jobsetapi.Replicated
 	return nil
 }
 
-// Run injects each pod set's admission into its replicated Job's pod
-// template and unsuspends. All of a JobSet is admitted or none of it.
-func (j *JobSet) Run(infos []integration.PodSetInfo) error {
-	if err := j.templates().InjectByName(infos); err != nil {
-		return err
-	}
-	j.Spec.Suspend = ptr.To(false)
-	return nil
-}
-
-func (j *JobSet) Restore(originals []integration.PodSetInfo) bool {
-	return j.templates().RestoreByName(originals)
-}
+// LetRun unsuspends the JobSet (ByTemplates runs it).
+func (j *JobSet) LetRun() { j.Spec.Suspend = ptr.To(false) }
 
 // Finished reads the JobSet's terminal conditions.
 func (j *JobSet) Finished() (bool, bool, string) {

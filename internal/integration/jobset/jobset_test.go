@@ -63,7 +63,7 @@ func TestPodSetsRefuseWhatAWorkloadCannotHold(t *testing.T) {
 }
 
 func TestRunInjectsEachReplicatedJobAndRestoreUndoesIt(t *testing.T) {
-	js := &JobSet{jobSet(replicatedJob("driver", 1, 1, nil), replicatedJob("workers", 2, 2, nil))}
+	js := newJobSet(jobSet(replicatedJob("driver", 1, 1, nil), replicatedJob("workers", 2, 2, nil)))
 	js.Suspend()
 	originals := js.Originals()
 	infos := []integration.PodSetInfo{
@@ -99,7 +99,7 @@ func TestRunInjectsEachReplicatedJobAndRestoreUndoesIt(t *testing.T) {
 }
 
 func TestStatusReadings(t *testing.T) {
-	js := &JobSet{jobSet(replicatedJob("driver", 1, 1, nil), replicatedJob("workers", 3, 2, nil))}
+	js := newJobSet(jobSet(replicatedJob("driver", 1, 1, nil), replicatedJob("workers", 3, 2, nil)))
 	js.Status.ReplicatedJobsStatus = []jobsetapi.ReplicatedJobStatus{{Name: "driver", Ready: 1, Active: 1}, {Name: "workers", Ready: 2, Succeeded: 1, Active: 2}, {Name: "gone", Succeeded: 9, Ready: 9}}
 	if !js.Active() {
 		t.Error("not active with active Jobs")

@@ -31,7 +31,7 @@ func newWebhook(deps integration.Deps) *integration.JobWebhook[*jobsetapi.JobSet
 // changes, but it need not be installed. Suspended, it stops, and its
 // Workload queues again with the new shape.
 func suspendIfGrown(old, js *jobsetapi.JobSet) {
-	integration.SuspendIfGrown(&JobSet{old}, &JobSet{js})
+	integration.SuspendIfGrown(newJobSet(old), newJobSet(js))
 }
 
 // templates are each replicated Job's Job template and pod template.

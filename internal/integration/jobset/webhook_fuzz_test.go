@@ -21,7 +21,7 @@ func FuzzValidateJobSet(f *testing.F) {
 		}
 		_ = integration.ValidateQueueingMetadata(&js)
 		_, _ = PodSets(&js)
-		w := &JobSet{&js}
+		w := newJobSet(&js)
 		_ = w.ReclaimablePods()
 		_ = w.ReadyPods()
 		_ = templates(&js)

@@ -37,7 +37,7 @@ var Kind = integration.Kind{
 	GVK:       mpiv2.SchemeGroupVersionKind,
 	NewObject: func() client.Object { return &mpiv2.MPIJob{} },
 	NewList:   func() client.ObjectList { return &mpiv2.MPIJobList{} },
-	Wrap:      func(o client.Object) integration.Job { return &MPIJob{o.(*mpiv2.MPIJob)} },
+	Wrap:      func(o client.Object) integration.Job { return newMPIJob(o.(*mpiv2.MPIJob)) },
 	// The launcher is a batch Job; the workers are Pods.
 	Children: []schema.GroupKind{{Group: "batch", Kind: "Job"}, {Kind: "Pod"}},
 	Makes:    makes,
@@ -91,7 +91,17 @@ func replicas(t mpiv2.MPIReplicaType, spec *mpiv2.ReplicaSpec) int32 {
 }
 
 // MPIJob adapts an MPIJob to the framework.
-type MPIJob struct{ *mpiv2.MPIJob }
+type MPIJob struct {
+	*mpiv2.MPIJob
+	integration.ByTemplates
+}
+
+// newMPIJob wraps an MPIJob.
+func newMPIJob(job *mpiv2.MPIJob) *MPIJob {
+	j := &MPIJob{MPIJob: job}
+	j.ByTemplates = integration.ByTemplates{Job: j}
+	return j
+}
 
 func (j *MPIJob) Object() client.Object { return j.MPIJob }
 
@@ -136,7 +146,8 @@ func validate(job *mpiv2.MPIJob) field.ErrorList {
 	return errs
 }
 
-func (j *MPIJob) templates() integration.PodTemplates {
+// Templates are the MPIJob's pod templates by pod-set name.
+func (j *MPIJob) Templates() integration.PodTemplates {
 	t := integration.PodTemplates{}
 	for _, rt := range replicaTypes {
 		if spec := j.Spec.MPIReplicaSpecs[rt]; spec != nil {
@@ -146,18 +157,11 @@ func (j *MPIJob) templates() integration.PodTemplates {
 	return t
 }
 
-func (j *MPIJob) Originals() []integration.PodSetInfo {
-	podSets, _ := j.PodSets()
-	return j.templates().Originals(podSets)
-}
-
-func (j *MPIJob) Run(infos []integration.PodSetInfo) error {
-	if err := j.templates().InjectByName(infos); err != nil {
-		return err
-	}
+// LetRun makes the workers end with the job and unsuspends it
+// (ByTemplates runs it).
+func (j *MPIJob) LetRun() {
 	cleanUpWhenFinished(j.MPIJob)
 	j.Spec.RunPolicy.Suspend = ptr.To(false)
-	return nil
 }
 
 var cleanPodPolicyPath = field.NewPath("spec", "runPolicy", "cleanPodPolicy")
@@ -180,10 +184,6 @@ func validateCleanPodPolicy(job *mpiv2.MPIJob) field.ErrorList {
 			"a queued MPIJob's workers must end with it (Running or All; unset is set to Running at admission): with None they would keep running on quota given back when the job finishes")}
 	}
 	return nil
-}
-
-func (j *MPIJob) Restore(originals []integration.PodSetInfo) bool {
-	return j.templates().RestoreByName(originals)
 }
 
 // Finished reads the Succeeded and Failed conditions.
@@ -241,10 +241,10 @@ func newWebhook(deps integration.Deps) *integration.JobWebhook[*mpiv2.MPIJob] {
 			return append(validate(job), validateCleanPodPolicy(job)...)
 		},
 		DefaultUpdate: func(old, job *mpiv2.MPIJob) {
-			integration.SuspendIfGrown(&MPIJob{old}, &MPIJob{job})
+			integration.SuspendIfGrown(newMPIJob(old), newMPIJob(job))
 			// An update that unsets the policy of an MPIJob sluice
 			// started gets the one it was started with.
-			if integration.Started(&MPIJob{job}) && job.Spec.RunPolicy.CleanPodPolicy == nil {
+			if integration.Started(newMPIJob(job)) && job.Spec.RunPolicy.CleanPodPolicy == nil {
 				cleanUpWhenFinished(job)
 			}
 		},

@@ -12,8 +12,8 @@ import (
 )
 
 func TestPodSetsAndDefaults(t *testing.T) {
-	job := &MPIJob{&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{
-		mpiv2.MPIReplicaTypeWorker: {Replicas: ptr.To(int32(3))}, mpiv2.MPIReplicaTypeLauncher: {}}}}}
+	job := newMPIJob(&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{
+		mpiv2.MPIReplicaTypeWorker: {Replicas: ptr.To(int32(3))}, mpiv2.MPIReplicaTypeLauncher: {}}}})
 	podSets, err := job.PodSets()
 	if err != nil || len(podSets) != 2 || podSets[0].Name != "launcher" || podSets[0].Count != 1 || podSets[1].Name != "worker" || podSets[1].Count != 3 {
 		t.Fatalf("pod sets %+v (%v), want launcher=1 (the default) then worker=3", podSets, err)
@@ -25,7 +25,7 @@ func TestPodSetsAndDefaults(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
-	job := &MPIJob{&mpiv2.MPIJob{}}
+	job := newMPIJob(&mpiv2.MPIJob{})
 	if job.Active() {
 		t.Error("active without replica statuses")
 	}
@@ -49,8 +49,8 @@ func TestStartedWithItsWorkersEndingWithIt(t *testing.T) {
 		{ptr.To(mpiv2.CleanPodPolicyAll), mpiv2.CleanPodPolicyAll},
 		{ptr.To(mpiv2.CleanPodPolicyRunning), mpiv2.CleanPodPolicyRunning},
 	} {
-		job := &MPIJob{&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{RunPolicy: mpiv2.RunPolicy{CleanPodPolicy: tc.policy, Suspend: ptr.To(true)},
-			MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{mpiv2.MPIReplicaTypeLauncher: {}}}}}
+		job := newMPIJob(&mpiv2.MPIJob{Spec: mpiv2.MPIJobSpec{RunPolicy: mpiv2.RunPolicy{CleanPodPolicy: tc.policy, Suspend: ptr.To(true)},
+			MPIReplicaSpecs: map[mpiv2.MPIReplicaType]*mpiv2.ReplicaSpec{mpiv2.MPIReplicaTypeLauncher: {}}}})
 		if err := job.Run([]integration.PodSetInfo{{Name: "launcher"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +72,11 @@ func FuzzMPIJob(f *testing.F) {
 		if json.Unmarshal(data, &job) != nil {
 			return
 		}
-		j := &MPIJob{&job}
+		j := newMPIJob(&job)
 		_, _ = j.PodSets()
 		_ = j.Originals()
 		_ = j.Active()
 		_, _, _ = j.Finished()
-		integration.SuspendIfGrown(&MPIJob{job.DeepCopy()}, j)
+		integration.SuspendIfGrown(newMPIJob(job.DeepCopy()), j)
 	})
 }

@@ -28,7 +28,7 @@ var ClusterKind = integration.Kind{
 	GVK:       rayv1.SchemeGroupVersion.WithKind("RayCluster"),
 	NewObject: func() client.Object { return &rayv1.RayCluster{} },
 	NewList:   func() client.ObjectList { return &rayv1.RayClusterList{} },
-	Wrap:      func(o client.Object) integration.Job { return &Cluster{o.(*rayv1.RayCluster)} },
+	Wrap:      func(o client.Object) integration.Job { return newCluster(o.(*rayv1.RayCluster)) },
 	Children:  []schema.GroupKind{{Kind: "Pod"}},
 	Makes:     clusterMakes,
 }
@@ -41,7 +41,17 @@ var ClusterRegistration = integration.JobRegistration(&ClusterKind, "rayclusters
 // Cluster adapts a RayCluster to the framework. A RayCluster runs until it
 // is deleted: it never finishes, and its Workload holds the quota until
 // then.
-type Cluster struct{ *rayv1.RayCluster }
+type Cluster struct {
+	*rayv1.RayCluster
+	integration.ByTemplates
+}
+
+// newCluster wraps a RayCluster.
+func newCluster(rc *rayv1.RayCluster) *Cluster {
+	c := &Cluster{RayCluster: rc}
+	c.ByTemplates = integration.ByTemplates{Job: c}
+	return c
+}
 
 var clusterPath = field.NewPath("spec")
 
@@ -59,7 +69,8 @@ func (c *Cluster) PodSets() ([]kueue.PodSet, error) {
 	return podSets, nil
 }
 
-func (c *Cluster) templates() integration.PodTemplates {
+// Templates are the cluster's pod templates by pod-set name.
+func (c *Cluster) Templates() integration.PodTemplates {
 	return clusterTemplates(&c.Spec)
 }
 
@@ -72,22 +83,8 @@ func clusterTemplates(spec *rayv1.RayClusterSpec) integration.PodTemplates {
 	return t
 }
 
-func (c *Cluster) Originals() []integration.PodSetInfo {
-	podSets, _ := c.PodSets()
-	return c.templates().Originals(podSets)
-}
-
-func (c *Cluster) Run(infos []integration.PodSetInfo) error {
-	if err := c.templates().InjectByName(infos); err != nil {
-		return err
-	}
-	c.Spec.Suspend = ptr.To(false)
-	return nil
-}
-
-func (c *Cluster) Restore(originals []integration.PodSetInfo) bool {
-	return c.templates().RestoreByName(originals)
-}
+// LetRun unsuspends the cluster (ByTemplates runs it).
+func (c *Cluster) LetRun() { c.Spec.Suspend = ptr.To(false) }
 
 // Finished: a RayCluster doesn't finish.
 func (c *Cluster) Finished() (bool, bool, string) { return false, false, "" }
@@ -121,7 +118,7 @@ func newClusterWebhook(deps integration.Deps) *integration.JobWebhook[*rayv1.Ray
 		QueuedRules: func(rc *rayv1.RayCluster) field.ErrorList {
 			return validateCluster(&rc.Spec, clusterPath, 1)
 		},
-		DefaultUpdate: func(old, rc *rayv1.RayCluster) { integration.SuspendIfGrown(&Cluster{old}, &Cluster{rc}) },
+		DefaultUpdate: func(old, rc *rayv1.RayCluster) { integration.SuspendIfGrown(newCluster(old), newCluster(rc)) },
 	}
 }
 

@@ -24,7 +24,7 @@ var JobKind = integration.Kind{
 	GVK:       rayv1.SchemeGroupVersion.WithKind("RayJob"),
 	NewObject: func() client.Object { return &rayv1.RayJob{} },
 	NewList:   func() client.ObjectList { return &rayv1.RayJobList{} },
-	Wrap:      func(o client.Object) integration.Job { return &Job{o.(*rayv1.RayJob)} },
+	Wrap:      func(o client.Object) integration.Job { return newJob(o.(*rayv1.RayJob)) },
 	// Its cluster, and the submitter's batch Job (K8sJobMode).
 	Children: []schema.GroupKind{{Group: rayv1.GroupVersion.Group, Kind: "RayCluster"}, {Group: "batch", Kind: "Job"}},
 	Makes:    jobMakes,
@@ -42,7 +42,17 @@ var (
 
 // Job adapts a RayJob to the framework: the Ray cluster KubeRay creates
 // for it, and its submitter when KubeRay submits through a Job.
-type Job struct{ *rayv1.RayJob }
+type Job struct {
+	*rayv1.RayJob
+	integration.ByTemplates
+}
+
+// newJob wraps a RayJob.
+func newJob(rj *rayv1.RayJob) *Job {
+	j := &Job{RayJob: rj}
+	j.ByTemplates = integration.ByTemplates{Job: j}
+	return j
+}
 
 func (j *Job) Object() client.Object { return j.RayJob }
 
@@ -104,7 +114,9 @@ func validateJob(rj *rayv1.RayJob) field.ErrorList {
 	return errs
 }
 
-func (j *Job) templates() integration.PodTemplates {
+// Templates are the RayJob's pod templates by pod-set name: its cluster's
+// and its submitter's.
+func (j *Job) Templates() integration.PodTemplates {
 	if j.Spec.RayClusterSpec == nil {
 		return integration.PodTemplates{}
 	}
@@ -117,22 +129,8 @@ func (j *Job) templates() integration.PodTemplates {
 	return t
 }
 
-func (j *Job) Originals() []integration.PodSetInfo {
-	podSets, _ := j.PodSets()
-	return j.templates().Originals(podSets)
-}
-
-func (j *Job) Run(infos []integration.PodSetInfo) error {
-	if err := j.templates().InjectByName(infos); err != nil {
-		return err
-	}
-	j.Spec.Suspend = false
-	return nil
-}
-
-func (j *Job) Restore(originals []integration.PodSetInfo) bool {
-	return j.templates().RestoreByName(originals)
-}
+// LetRun unsuspends the RayJob (ByTemplates runs it).
+func (j *Job) LetRun() { j.Spec.Suspend = false }
 
 // Finished reads KubeRay's deployment status: Complete (succeeded when the
 // Ray job did), Failed or ValidationFailed.
@@ -175,7 +173,7 @@ func newJobWebhook(deps integration.Deps) *integration.JobWebhook[*rayv1.RayJob]
 			}
 			return errs
 		},
-		DefaultUpdate: func(old, rj *rayv1.RayJob) { integration.SuspendIfGrown(&Job{old}, &Job{rj}) },
+		DefaultUpdate: func(old, rj *rayv1.RayJob) { integration.SuspendIfGrown(newJob(old), newJob(rj)) },
 	}
 }
 

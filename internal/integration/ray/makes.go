@@ -38,7 +38,7 @@ func jobMakes(parent, child client.Object) bool {
 		podSets, clusterErrs := clusterPodSets(&c.Spec, clusterPath, 1)
 		return len(errs) == 0 && len(clusterErrs) == 0 && integration.FitsWithin(podSets, allowed)
 	case *batchv1.Job:
-		podSets, err := (&Job{rj}).PodSets()
+		podSets, err := newJob(rj).PodSets()
 		if err != nil || c.Name != rj.Name || job.Count(c) > 1 {
 			return false
 		}

@@ -88,7 +88,7 @@ func TestHeadCountsWhatKubeRayAddsToIt(t *testing.T) {
 
 	rj := &rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: oneCPUHead(spec(group("workers", ptr.To(int32(1)), 0, 1))),
 		ShutdownAfterJobFinishes: true, SubmissionMode: rayv1.SidecarMode}}
-	podSets, err := (&Job{rj}).PodSets()
+	podSets, err := (newJob(rj)).PodSets()
 	if err != nil || len(podSets) != 2 {
 		t.Fatalf("SidecarMode pod sets %v (%v), want head and workers: the submitter runs in the head", podSets, err)
 	}
@@ -150,7 +150,7 @@ func TestClusterRules(t *testing.T) {
 }
 
 func TestRayJobRunAndRestore(t *testing.T) {
-	rj := &Job{&rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: spec(group("workers", ptr.To(int32(2)), 0, 1)), Suspend: true, ShutdownAfterJobFinishes: true}}}
+	rj := newJob(&rayv1.RayJob{Spec: rayv1.RayJobSpec{RayClusterSpec: spec(group("workers", ptr.To(int32(2)), 0, 1)), Suspend: true, ShutdownAfterJobFinishes: true}})
 	podSets, err := rj.PodSets()
 	if err != nil || len(podSets) != 3 || podSets[2].Name != SubmitterPodSet {
 		t.Fatalf("pod sets %v (%v), want head, workers and the default submitter", podSets, err)
@@ -178,7 +178,7 @@ func TestRayJobRunAndRestore(t *testing.T) {
 }
 
 func TestRayJobStatus(t *testing.T) {
-	rj := &Job{&rayv1.RayJob{}}
+	rj := newJob(&rayv1.RayJob{})
 	if rj.Active() {
 		t.Error("a new RayJob is active")
 	}
@@ -209,14 +209,14 @@ func FuzzRayPodSets(f *testing.F) {
 		if json.Unmarshal(data, &rj) != nil {
 			return
 		}
-		j := &Job{&rj}
+		j := newJob(&rj)
 		_, _ = j.PodSets()
 		_ = jobTemplateList(&rj)
 		_ = j.Originals()
 		_ = integration.ValidateQueueingMetadata(&rj)
-		integration.SuspendIfGrown(&Job{rj.DeepCopy()}, j)
+		integration.SuspendIfGrown(newJob(rj.DeepCopy()), j)
 		if rj.Spec.RayClusterSpec != nil {
-			rc := &Cluster{&rayv1.RayCluster{Spec: *rj.Spec.RayClusterSpec}}
+			rc := newCluster(&rayv1.RayCluster{Spec: *rj.Spec.RayClusterSpec})
 			_, _ = rc.PodSets()
 			_ = rc.Originals()
 			_ = rc.Run([]integration.PodSetInfo{{Name: HeadPodSet, Tolerations: []corev1.Toleration{{Key: "k"}}}})
