@@ -106,8 +106,25 @@ func admittedNow(t *testing.T, wls ...*kueue.Workload) []string {
 // obj, so that the next object's creationTimestamp is strictly later.
 func nextSecond(t *testing.T, obj client.Object) {
 	t.Helper()
-	framework.Eventually(t, "the clock to pass "+obj.GetName()+"'s creation second", func(context.Context) (bool, error) {
-		return time.Now().Truncate(time.Second).After(obj.GetCreationTimestamp().Time), nil
+	pastSecond(t, obj.GetName()+"'s creation", obj.GetCreationTimestamp().Time)
+}
+
+// nextAdmissionSecond waits until the wall clock is past the second wl's
+// quota was reserved in (conditions keep seconds), so that the next
+// admission is strictly more recent.
+func nextAdmissionSecond(t *testing.T, wl *kueue.Workload) {
+	t.Helper()
+	c := meta.FindStatusCondition(get(t, wl).Status.Conditions, kueue.WorkloadQuotaReserved)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("%s holds no reservation", wl.Name)
+	}
+	pastSecond(t, wl.Name+"'s admission", c.LastTransitionTime.Time)
+}
+
+func pastSecond(t *testing.T, what string, at time.Time) {
+	t.Helper()
+	framework.Eventually(t, "the clock to pass "+what+" second", func(context.Context) (bool, error) {
+		return time.Now().Truncate(time.Second).After(at), nil
 	})
 }
 

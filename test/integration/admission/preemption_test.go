@@ -64,7 +64,9 @@ func TestReclaimWithinCohort(t *testing.T) {
 	b1 := newWorkload(ns, "b1", "theirs", 100, 2, "1")
 	cluster.MustCreate(t, b1)
 	waitAdmitted(t, b1)
-	nextSecond(t, b1)
+	// b2 must be the more recently admitted (the victim tried first), not
+	// a tie at the second broken by name.
+	nextAdmissionSecond(t, b1)
 	b2 := newWorkload(ns, "b2", "theirs", 100, 2, "1")
 	cluster.MustCreate(t, b2)
 	waitAdmitted(t, b2) // the borrower holds all 4 CPU of the lender

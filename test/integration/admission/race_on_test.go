@@ -1,0 +1,6 @@
+//go:build race
+
+package admission
+
+// raceDetector: the tests run under -race, several times slower.
+const raceDetector = true
