@@ -14,9 +14,11 @@ import (
 
 func throughPodsDeployments(enabled bool) *ThroughPodsWebhook[*appsv1.Deployment] {
 	return &ThroughPodsWebhook[*appsv1.Deployment]{Enabled: enabled, GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Parent: "deployment",
-		Templates: func(d *appsv1.Deployment) []*corev1.PodTemplateSpec { return []*corev1.PodTemplateSpec{&d.Spec.Template} },
-		Shape:     func(_ *appsv1.Deployment, tmpl *corev1.PodTemplateSpec) { tmpl.Annotations["shaped"] = "true" },
-		Pods:      func(d *appsv1.Deployment) int32 { return d.Status.Replicas }}
+		Templates: func(d *appsv1.Deployment) []*corev1.PodTemplateSpec {
+			return []*corev1.PodTemplateSpec{&d.Spec.Template}
+		},
+		Shape: func(_ *appsv1.Deployment, tmpl *corev1.PodTemplateSpec) { tmpl.Annotations["shaped"] = "true" },
+		Pods:  func(d *appsv1.Deployment) int32 { return d.Status.Replicas }}
 }
 
 func deploymentIn(queue string, pods int32) *appsv1.Deployment {
