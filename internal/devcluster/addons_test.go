@@ -186,3 +186,29 @@ func TestFixedPortTaken(t *testing.T) {
 		t.Errorf("no fixed port: %v", err)
 	}
 }
+
+// The Makefile builds exactly the addons --with takes: one it did not know
+// would never be built by `make dev DEV_WITH=...`, and one it built that
+// sluice dev does not take would be built for nothing.
+func TestMakefileKnowsTheAddons(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "KNOWN_ADDONS :="); ok {
+			listed = strings.Fields(rest)
+		}
+	}
+	var known []string
+	for _, a := range knownAddons {
+		known = append(known, a.name)
+		if !strings.Contains(string(data), "$(ADDONS_BIN)/"+a.name+"/controller:") {
+			t.Errorf("the Makefile has no rule building the %s addon", a.name)
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(listed)), slices.Sorted(slices.Values(known))) {
+		t.Errorf("the Makefile's KNOWN_ADDONS are %v, sluice dev --with takes %v", listed, known)
+	}
+}

@@ -63,6 +63,10 @@ func TestThroughPodsWebhookKeepsTheQueueWhilePodsRun(t *testing.T) {
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("moving a Deployment with 2 Pods: %v, want invalid", err)
 	}
+	// Removing the label would let the Pods' replacements run unqueued.
+	if _, err := w.ValidateUpdate(context.Background(), deploymentIn("team", 2), deploymentIn("", 2)); !apierrors.IsInvalid(err) {
+		t.Errorf("removing the queue of a Deployment with 2 Pods: %v, want invalid", err)
+	}
 	if _, err := w.ValidateUpdate(context.Background(), deploymentIn("team", 0), deploymentIn("other", 0)); err != nil {
 		t.Errorf("moving a Deployment with no Pods: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/sluicehq/sluice/internal/integration"
 )
 
@@ -11,6 +13,12 @@ import (
 // Workload counts, whichever kind's they are: it is on whenever any
 // integration is.
 const ResizeGuardWebhook = "vpodresize.kueue.x-k8s.io"
+
+// isPod says whether r is the core Pod's integration: the kinds queued
+// through their Pods need its webhooks.
+func isPod(r integration.Registration) bool {
+	return r.GVK.GroupKind() == schema.GroupKind{Kind: "Pod"}
+}
 
 // webhookNames are the generated webhook entries that intercept a kind's
 // objects, named m<kind> and v<kind> as Kueue names them (a kind queued
@@ -22,21 +30,21 @@ func webhookNames(r integration.Registration) []string {
 	if r.QueuedThrough == "" {
 		names = append(names, "m"+kind)
 	}
-	if r.Framework == podFramework() {
+	if isPod(r) {
 		names = append(names, ResizeGuardWebhook)
 	}
 	return names
 }
 
-// podFramework is the pod integration's framework: the kind whose webhooks
-// the kinds queued through their Pods need.
-func podFramework() string {
+// ownerOfWebhook is the registered kind whose objects the generated
+// webhook entry intercepts.
+func ownerOfWebhook(name string) (integration.Registration, bool) {
 	for _, r := range All() {
-		if r.GVK.Group == "" && r.GVK.Kind == "Pod" {
-			return r.Framework
+		if slices.Contains(webhookNames(r), name) {
+			return r, true
 		}
 	}
-	return ""
+	return integration.Registration{}, false
 }
 
 // FrameworkOfWebhook is the integration (its integrations.frameworks name)
@@ -45,12 +53,8 @@ func podFramework() string {
 // drops the entries of disabled integrations at startup, and the Helm
 // chart renders only those of the integrations it configures.
 func FrameworkOfWebhook(name string) (string, bool) {
-	for _, r := range All() {
-		if slices.Contains(webhookNames(r), name) {
-			return r.Framework, true
-		}
-	}
-	return "", false
+	owner, ok := ownerOfWebhook(name)
+	return owner.Framework, ok
 }
 
 // FrameworksOfWebhook are the integrations any of which turns the
@@ -59,19 +63,19 @@ func FrameworkOfWebhook(name string) (string, bool) {
 // it (a TrainJob as a JobSet: the JobSet webhooks keep such a JobSet
 // within its job's admission); for the resize guard, every kind.
 func FrameworksOfWebhook(name string) ([]string, bool) {
-	fw, ok := FrameworkOfWebhook(name)
+	owner, ok := ownerOfWebhook(name)
 	if !ok {
 		return nil, false
 	}
 	if name == ResizeGuardWebhook {
 		return Frameworks(), true
 	}
-	out := []string{fw}
+	out := []string{owner.Framework}
 	for _, r := range All() {
 		switch {
-		case r.ThroughPods && fw == podFramework():
+		case r.ThroughPods && isPod(owner):
 			out = append(out, r.Framework)
-		case r.Queued != nil && r.Queued.RunsAs != nil && frameworkOf(r.Queued.RunsAs.GVK.GroupKind().String()) == fw:
+		case r.Queued != nil && r.Queued.RunsAs != nil && r.Queued.RunsAs.GVK.GroupKind() == owner.GVK.GroupKind():
 			out = append(out, r.Framework)
 		}
 	}
@@ -86,29 +90,6 @@ func Frameworks() []string {
 		out = append(out, r.Framework)
 	}
 	return out
-}
-
-// ThroughPods are the frameworks of the kinds queued through their Pods:
-// each turns the pod webhooks on.
-func ThroughPods() []string {
-	var out []string
-	for _, r := range All() {
-		if r.ThroughPods {
-			out = append(out, r.Framework)
-		}
-	}
-	return out
-}
-
-// frameworkOf is the framework of the registered kind named by its group
-// kind (Kind.group), or "".
-func frameworkOf(groupKind string) string {
-	for _, r := range All() {
-		if r.GVK.GroupKind().String() == groupKind {
-			return r.Framework
-		}
-	}
-	return ""
 }
 
 // BuiltIn are the frameworks of the kinds every cluster serves (no

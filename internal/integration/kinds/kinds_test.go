@@ -79,8 +79,21 @@ func TestDerivedWebhooksAreTheGenerated(t *testing.T) {
 	}
 	for _, r := range All() {
 		for _, name := range webhookNames(r) {
-			if _, ok := generated[name]; !ok {
+			rules, ok := generated[name]
+			if !ok {
 				t.Errorf("%s: webhook %s derived, not generated", r.Framework, name)
+				continue
+			}
+			// A webhook scoped to a framework whose objects it does not
+			// intercept would be off while its own kind's jobs run.
+			if len(rules) == 0 {
+				t.Errorf("%s: webhook %s intercepts nothing", r.Framework, name)
+			}
+			for _, rule := range rules {
+				if !slices.Equal(rule.APIGroups, []string{r.GVK.Group}) {
+					t.Errorf("%s: webhook %s intercepts the API groups %q, its kind is in %q",
+						r.Framework, name, rule.APIGroups, r.GVK.Group)
+				}
 			}
 		}
 	}
