@@ -77,6 +77,11 @@ type queuedVerdict struct {
 	landed bool
 }
 
+// is tells whether this is d's verdict (its reason and message).
+func (q queuedVerdict) is(d scheduler.Decision) bool {
+	return q.reason == d.Reason && q.message == d.Message
+}
+
 // reconsiderAfter is how soon a workload whose verdict was not written
 // (an admission of it was in flight, or an urgent write of it made the
 // verdict moot) is evaluated again. Nothing else may requeue it: the
@@ -155,7 +160,7 @@ func (v *Verdicts) due(d scheduler.Decision) pendingWriteVerdict {
 	v.mu.Lock()
 	last, queued := v.queued[d.Info.Key]
 	v.mu.Unlock()
-	if queued && last.reason == d.Reason && last.message == d.Message {
+	if queued && last.is(d) {
 		if !last.landed {
 			return noWrite // on its way
 		}
@@ -246,7 +251,7 @@ func (v *Verdicts) remember(d scheduler.Decision) {
 func (v *Verdicts) landed(d scheduler.Decision) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if last, ok := v.queued[d.Info.Key]; ok && last.reason == d.Reason && last.message == d.Message {
+	if last, ok := v.queued[d.Info.Key]; ok && last.is(d) {
 		last.landed = true
 		v.queued[d.Info.Key] = last
 	}
@@ -265,7 +270,7 @@ func (v *Verdicts) reconsider(d scheduler.Decision) {
 func (v *Verdicts) forgetIfStill(d scheduler.Decision) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if last, ok := v.queued[d.Info.Key]; ok && last.reason == d.Reason && last.message == d.Message {
+	if last, ok := v.queued[d.Info.Key]; ok && last.is(d) {
 		delete(v.queued, d.Info.Key)
 	}
 }

@@ -52,9 +52,7 @@ func (w *Workloads) Status(ctx context.Context, wl *kueue.Workload, purpose stri
 	}
 	sent := wl.DeepCopy() // the caller's wl is not touched by a write it gave up waiting for
 	err := w.Dispatcher.Do(ctx, workloadObject(workload.Key(wl)), purpose, func(ctx context.Context) error {
-		err := w.Client.Status().Patch(ctx, sent, patch.OnVersion(base))
-		countWrite(purpose, err)
-		return err
+		return w.patchStatus(ctx, sent, patch.OnVersion(base), purpose)
 	})
 	if err == nil {
 		sent.DeepCopyInto(wl)

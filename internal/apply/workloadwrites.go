@@ -258,6 +258,13 @@ func metricsWorkload(wl *kueue.Workload) metrics.Workload {
 	return m
 }
 
+// patchStatus sends a status patch of wl and counts it as a write of kind.
+func (w *Workloads) patchStatus(ctx context.Context, wl *kueue.Workload, p client.Patch, kind string) error {
+	err := w.Client.Status().Patch(ctx, wl, p)
+	countWrite(kind, err)
+	return err
+}
+
 // patchWrite is a status patch of a Workload: mutate runs on the copy
 // first read from reader (nothing is written when it reports no change),
 // and after a conflict on the API server's. A failure is retried after the
@@ -279,8 +286,7 @@ func (w *Workloads) patchWrite(key, kind string, first client.Reader, mutate fun
 				countWrite(kind, errSkipped)
 				return Done
 			}
-			err := w.Client.Status().Patch(ctx, wl, onVersion)
-			countWrite(kind, err)
+			err := w.patchStatus(ctx, wl, onVersion, kind)
 			switch {
 			case err == nil:
 				if landed != nil {
