@@ -163,7 +163,7 @@ func appendIfChanged[T client.Object](ctx context.Context, w *QueueStatusWriter,
 	if err := w.Client.Get(ctx, key, obj); err != nil {
 		return updates
 	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	patch := withCounts{client.MergeFrom(obj.DeepCopyObject().(client.Object))}
 	if !update(obj) {
 		return updates
 	}
