@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 )
 
 const header = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
@@ -50,7 +51,7 @@ func TestDecode(t *testing.T) {
 			if *c.MultiKueue.Origin != "multikueue" || *c.VisibilityServer.BindPort != 8082 {
 				t.Errorf("multiKueue/visibility defaults: %+v %+v", c.MultiKueue, c.VisibilityServer)
 			}
-			if got := f.NotActedOn(); len(got) != 0 {
+			if got := f.NotActedOn(kinds.Frameworks()); len(got) != 0 {
 				t.Errorf("an empty file reports nothing not acted on, got %q", got)
 			}
 		}},
@@ -60,8 +61,8 @@ func TestDecode(t *testing.T) {
 			}
 		}},
 		{name: "the DisableWaitForPodsReady gate", doc: header + "featureGates: {DisableWaitForPodsReady: true}\n", check: func(t *testing.T, f *File) {
-			if f.Config.WaitForPodsReady != nil || len(f.NotActedOn()) != 0 {
-				t.Errorf("waitForPodsReady = %+v, not acted on %q", f.Config.WaitForPodsReady, f.NotActedOn())
+			if f.Config.WaitForPodsReady != nil || len(f.NotActedOn(kinds.Frameworks())) != 0 {
+				t.Errorf("waitForPodsReady = %+v, not acted on %q", f.Config.WaitForPodsReady, f.NotActedOn(kinds.Frameworks()))
 			}
 		}},
 		{name: "a Kueue configuration", doc: header + `namespace: kueue-system
@@ -107,7 +108,7 @@ objectRetentionPolicies: {workloads: {afterFinished: 1h, afterDeactivatedByKueue
 				t.Errorf("resources/retention = %+v %+v", c.Resources, c.ObjectRetentionPolicies)
 			}
 			var wantReported []string
-			if got := f.NotActedOn(); !reportedExactly(got, wantReported) {
+			if got := f.NotActedOn(kinds.Frameworks()); !reportedExactly(got, wantReported) {
 				t.Errorf("not acted on = %q, want %q", got, wantReported)
 			}
 		}},
@@ -127,7 +128,7 @@ queueVisibility: {updateIntervalSeconds: 5}
 				t.Errorf("converted apiVersion = %q", c.APIVersion)
 			}
 			wantReported := []string{"integrations.podOptions", "queueVisibility"}
-			if got := f.NotActedOn(); !reportedExactly(got, wantReported) {
+			if got := f.NotActedOn(kinds.Frameworks()); !reportedExactly(got, wantReported) {
 				t.Errorf("not acted on = %q, want %q", got, wantReported)
 			}
 		}},
@@ -145,8 +146,6 @@ queueVisibility: {updateIntervalSeconds: 5}
 		{name: "qps zero", doc: header + "clientConnection: {qps: 0}\n", wantErr: []string{"clientConnection.qps"}},
 		{name: "unknown framework", doc: header + "integrations: {frameworks: [batch/job, acme/job]}\n", wantErr: []string{"integrations.frameworks[1]", "acme/job"}},
 		{name: "duplicate framework", doc: header + "integrations: {frameworks: [pod, pod]}\n", wantErr: []string{"integrations.frameworks[1]", "Duplicate"}},
-		{name: "rayservice without raycluster", doc: header + "integrations: {frameworks: [batch/job, ray.io/rayservice]}\n",
-			wantErr: []string{"integrations.frameworks", "ray.io/rayservice needs ray.io/raycluster"}},
 		{name: "bad namespace", doc: header + "namespace: Sluice\n", wantErr: []string{"namespace", "RFC 1123"}},
 		{name: "bad selector", doc: header + "managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}\n", wantErr: []string{"managedJobsNamespaceSelector.matchExpressions[0].operator"}},
 		{name: "negative timeout", doc: header + "waitForPodsReady: {timeout: -1s}\n", wantErr: []string{"waitForPodsReady.timeout"}},
@@ -254,7 +253,7 @@ func TestKueueDefaultConfigurations(t *testing.T) {
 					t.Errorf("framework %s missing from %v", fw, c.Integrations.Frameworks)
 				}
 			}
-			reported := strings.Join(f.NotActedOn(), "\n")
+			reported := strings.Join(f.NotActedOn(kinds.Frameworks()), "\n")
 			if strings.Contains(reported, "is not implemented yet") {
 				t.Errorf("not acted on:\n%s\nnames a framework as not implemented: sluice implements every one Kueue's default file enables", reported)
 			}

@@ -36,7 +36,8 @@ func refused(cfg *v1beta2.Configuration) field.ErrorList {
 // NotActedOn lists the settings of a file that sluice accepts and does not
 // act on yet, each with what that means; the manager logs them once at
 // startup. None of them lets work run outside quota (those are refused).
-func (f *File) NotActedOn() []string {
+// implemented are the frameworks sluice drives (its kind registry's).
+func (f *File) NotActedOn(implemented []string) []string {
 	w := f.Written
 	var out []string
 	add := func(cond bool, path, why string) {
@@ -57,7 +58,7 @@ func (f *File) NotActedOn() []string {
 	}
 	if ig := w.Integrations; ig != nil {
 		for i, fw := range ig.Frameworks {
-			if crd, ok := v1beta2.NotYetImplementedFrameworks[fw]; ok {
+			if crd := v1beta2.KueueFrameworks[fw]; !slices.Contains(implemented, fw) {
 				out = append(out, fmt.Sprintf("integrations.frameworks[%d]: %s is not implemented yet; allowed only while the cluster does not serve %s", i, fw, crd))
 			}
 		}

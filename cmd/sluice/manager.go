@@ -13,6 +13,7 @@ import (
 
 	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 	"github.com/sluicehq/sluice/internal/manager"
 )
 
@@ -93,7 +94,7 @@ func runManager(cmd *cobra.Command, f *managerFlags) error {
 		return err
 	}
 	log.Info("starting the manager", "version", version, "namespace", *cfg.Namespace, "webhooks", f.webhooks)
-	if notYet := file.NotActedOn(); len(notYet) > 0 {
+	if notYet := file.NotActedOn(kinds.Frameworks()); len(notYet) > 0 {
 		log.Info("configuration accepted but not acted on yet (docs/configuration.md)", "fields", notYet)
 	}
 	if err := mgr.Start(ctx); err != nil {

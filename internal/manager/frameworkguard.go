@@ -47,7 +47,8 @@ type frameworkGuard struct {
 func newFrameworkGuard(frameworks []string, registrations []integration.Registration) *frameworkGuard {
 	g := &frameworkGuard{crds: map[string]string{}, awaited: map[string][]string{}}
 	for i, fw := range frameworks {
-		if crd, ok := configapi.NotYetImplementedFrameworks[fw]; ok {
+		implemented := slices.ContainsFunc(registrations, func(r integration.Registration) bool { return r.Framework == fw })
+		if crd := configapi.KueueFrameworks[fw]; !implemented && crd != "" {
 			g.crds[crd] = fmt.Sprintf("integrations.frameworks[%d] (%s)", i, fw)
 		}
 	}

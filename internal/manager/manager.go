@@ -85,6 +85,9 @@ type Options struct {
 // New builds a manager with every controller and webhook registered. The
 // caller starts it.
 func New(ctx context.Context, restConfig *rest.Config, cfg *configapi.Configuration, opts Options) (_ ctrl.Manager, err error) {
+	if errs := kinds.ValidateFrameworks(cfg.Integrations.Frameworks); len(errs) > 0 {
+		return nil, fmt.Errorf("the configuration: %w", errs.ToAggregate())
+	}
 	restConfig = rest.CopyConfig(restConfig)
 	applyClientConnection(restConfig, cfg.ClientConnection)
 

@@ -2,6 +2,7 @@ package v1beta2
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -9,16 +10,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// ImplementedFrameworks are the integrations sluice drives.
-var ImplementedFrameworks = []string{FrameworkBatchJob, FrameworkPod, FrameworkDeployment, FrameworkStatefulSet, FrameworkJobSet,
-	FrameworkRayJob, FrameworkRayCluster, FrameworkRayService, FrameworkLeaderWorkerSet, FrameworkMPIJob, FrameworkTrainJob, FrameworkAppWrapper}
-
-// NotYetImplementedFrameworks are Kueue's other framework names. A file may
-// name them (Kueue's default file does); the manager refuses to start if
-// the cluster serves the kind, since sluice would neither suspend those
-// jobs nor count their pods, and they would run outside quota. The value is
-// the CustomResourceDefinition that serves the kind.
-var NotYetImplementedFrameworks = map[string]string{
+// KueueFrameworks are the integrations.frameworks names Kueue's
+// configuration accepts, each with the CustomResourceDefinition that
+// serves its kind ("" for a built-in kind). Which of them sluice drives is
+// its kind registry's to say (internal/integration/kinds); the manager
+// refuses to start with one it does not drive while the cluster serves the
+// kind, since sluice would neither suspend those jobs nor count their
+// pods, and they would run outside quota.
+var KueueFrameworks = map[string]string{
+	FrameworkBatchJob:                       "",
+	FrameworkPod:                            "",
+	FrameworkDeployment:                     "",
+	FrameworkStatefulSet:                    "",
+	FrameworkJobSet:                         "jobsets.jobset.x-k8s.io",
+	FrameworkRayJob:                         "rayjobs.ray.io",
+	FrameworkRayCluster:                     "rayclusters.ray.io",
+	FrameworkRayService:                     "rayservices.ray.io",
+	FrameworkLeaderWorkerSet:                "leaderworkersets.leaderworkerset.x-k8s.io",
+	FrameworkMPIJob:                         "mpijobs.kubeflow.org",
+	FrameworkTrainJob:                       "trainjobs.trainer.kubeflow.org",
+	FrameworkAppWrapper:                     "appwrappers.workload.codeflare.dev",
 	"kubeflow.org/paddlejob":                "paddlejobs.kubeflow.org",
 	"kubeflow.org/pytorchjob":               "pytorchjobs.kubeflow.org",
 	"kubeflow.org/tfjob":                    "tfjobs.kubeflow.org",
@@ -28,15 +39,10 @@ var NotYetImplementedFrameworks = map[string]string{
 }
 
 func validateFramework(fw string, path *field.Path) *field.Error {
-	if _, known := NotYetImplementedFrameworks[fw]; known || slices.Contains(ImplementedFrameworks, fw) {
+	if _, known := KueueFrameworks[fw]; known {
 		return nil
 	}
-	known := append([]string(nil), ImplementedFrameworks...)
-	for name := range NotYetImplementedFrameworks {
-		known = append(known, name)
-	}
-	slices.Sort(known)
-	return field.NotSupported(path, fw, known)
+	return field.NotSupported(path, fw, slices.Sorted(maps.Keys(KueueFrameworks)))
 }
 
 // Validate checks a defaulted configuration; each error names its field.
@@ -62,13 +68,6 @@ func Validate(c *Configuration) field.ErrorList {
 				errs = append(errs, field.Duplicate(fwPath.Index(i), fw))
 			}
 			seen[fw] = true
-		}
-		if seen[FrameworkRayService] && !seen[FrameworkRayCluster] {
-			// sluice queues a RayService through the RayClusters KubeRay
-			// makes for it: without the RayCluster integration they would
-			// run unqueued.
-			errs = append(errs, field.Invalid(fwPath, c.Integrations.Frameworks,
-				fmt.Sprintf("%s needs %s: a RayService is queued through the RayClusters KubeRay creates for it", FrameworkRayService, FrameworkRayCluster)))
 		}
 	}
 	if cc := c.ClientConnection; cc != nil {

@@ -1,10 +1,12 @@
 package kinds
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sluicehq/sluice/internal/integration"
 )
@@ -114,4 +116,29 @@ func OfGroups(groups ...string) []string {
 		}
 	}
 	return out
+}
+
+// ValidateFrameworks refuses integrations.frameworks that enable a kind
+// without the kind it is queued through (a RayService without the
+// RayClusters KubeRay makes for it): those would run unqueued.
+func ValidateFrameworks(frameworks []string) field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("integrations", "frameworks")
+	for _, r := range All() {
+		if r.QueuedThrough != "" && slices.Contains(frameworks, r.Framework) && !slices.Contains(frameworks, r.QueuedThrough) {
+			errs = append(errs, field.Invalid(path, frameworks, fmt.Sprintf("%s needs %s: a %s is queued through the %ss its controller creates",
+				r.Framework, r.QueuedThrough, r.GVK.Kind, kindOf(r.QueuedThrough))))
+		}
+	}
+	return errs
+}
+
+// kindOf is the kind of the registered framework, or the framework itself.
+func kindOf(framework string) string {
+	for _, r := range All() {
+		if r.Framework == framework {
+			return r.GVK.Kind
+		}
+	}
+	return framework
 }

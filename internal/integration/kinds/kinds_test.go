@@ -17,22 +17,16 @@ import (
 	"github.com/sluicehq/sluice/config"
 )
 
-// The configuration accepts as implemented exactly the registered
-// frameworks: a kind registered but refused by the configuration could not
-// be enabled, and one accepted but not registered would run unqueued.
-func TestRegisteredFrameworksAreTheImplementedOnes(t *testing.T) {
-	var registered []string
+// Every registered kind has one of Kueue's framework names, and the
+// CustomResourceDefinition Kueue's list gives it: a kind under another
+// name could not be enabled, and with another CRD the manager's guard
+// would watch for the wrong one. What sluice does not register the guard
+// refuses while its kind is served.
+func TestRegisteredFrameworksAreKueues(t *testing.T) {
 	for _, r := range All() {
-		registered = append(registered, r.Framework)
-	}
-	slices.Sort(registered)
-	implemented := slices.Sorted(slices.Values(configapi.ImplementedFrameworks))
-	if !slices.Equal(registered, implemented) {
-		t.Fatalf("registered frameworks %v, the configuration implements %v", registered, implemented)
-	}
-	for _, r := range All() {
-		if _, known := configapi.NotYetImplementedFrameworks[r.Framework]; known {
-			t.Errorf("%s is registered and still listed as not implemented", r.Framework)
+		crd, known := configapi.KueueFrameworks[r.Framework]
+		if !known || crd != r.CRD {
+			t.Errorf("%s (CRD %q): Kueue's list has %q (known %v)", r.Framework, r.CRD, crd, known)
 		}
 	}
 }
@@ -185,10 +179,11 @@ func TestEveryKindIsQueuedOneWay(t *testing.T) {
 			if !byFramework[r.QueuedThrough] {
 				t.Errorf("%s: queued through %s, which is not a kind the Reconciler queues", r.Framework, r.QueuedThrough)
 			}
-			alone := &configapi.Configuration{Integrations: &configapi.Integrations{Frameworks: []string{r.Framework}}}
-			configapi.SetDefaults(alone)
-			if errs := configapi.Validate(alone); len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), r.QueuedThrough) {
+			if errs := ValidateFrameworks([]string{r.Framework}); len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), r.QueuedThrough) {
 				t.Errorf("%s without %s: the configuration accepts it, and its objects' children would run unqueued", r.Framework, r.QueuedThrough)
+			}
+			if errs := ValidateFrameworks([]string{r.Framework, r.QueuedThrough}); len(errs) > 0 {
+				t.Errorf("%s with %s: %v", r.Framework, r.QueuedThrough, errs)
 			}
 		}
 		// The Helm chart and the manager turn the pod webhooks on for these.

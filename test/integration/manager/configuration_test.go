@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -22,6 +23,7 @@ import (
 	configfile "github.com/sluicehq/sluice/apis/config"
 	configapi "github.com/sluicehq/sluice/apis/config/v1beta2"
 	kueue "github.com/sluicehq/sluice/apis/kueue/v1beta2"
+	"github.com/sluicehq/sluice/internal/integration/kinds"
 	"github.com/sluicehq/sluice/internal/manager"
 	"github.com/sluicehq/sluice/test/integration/framework"
 )
@@ -80,6 +82,18 @@ func TestUnimplementedFrameworksAreRefusedOnceServed(t *testing.T) {
 		}
 		return true, nil
 	})
+}
+
+// A kind queued through another, enabled without it, is refused at
+// startup, naming the field: a RayService's RayClusters would run unqueued.
+func TestAKindWithoutTheKindItIsQueuedThroughIsRefused(t *testing.T) {
+	cfg := &configapi.Configuration{Integrations: &configapi.Integrations{
+		Frameworks: []string{configapi.FrameworkBatchJob, configapi.FrameworkRayService}}}
+	configapi.SetDefaults(cfg)
+	_, err := manager.New(t.Context(), &rest.Config{Host: "https://127.0.0.1:1"}, cfg, manager.Options{SeveralPerProcess: true})
+	if err == nil || !strings.Contains(err.Error(), "integrations.frameworks") || !strings.Contains(err.Error(), "ray.io/rayservice needs ray.io/raycluster") {
+		t.Fatalf("the manager started with %v, want it refused naming integrations.frameworks and ray.io/raycluster", err)
+	}
 }
 
 // An implemented kind enabled before the cluster serves it (JobSet
@@ -206,7 +220,7 @@ func TestKueueDefaultConfigurationRunsAManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range file.NotActedOn() {
+	for _, line := range file.NotActedOn(kinds.Frameworks()) {
 		if strings.Contains(line, "not implemented") {
 			t.Errorf("Kueue's default file enables only frameworks sluice implements, but %q", line)
 		}
